@@ -1,0 +1,3 @@
+import { metnosVitestConfig } from '@metnos/tooling/vitest';
+
+export default metnosVitestConfig({ include: ['*/tests/**/*.test.ts', '*/*/tests/**/*.test.ts'], testTimeout: 60_000 });
