@@ -1,0 +1,47 @@
+/** What an executor's run() receives besides its arguments. */
+export interface ExecutorContext {
+  /** Correlates every line of one request across logs. */
+  traceId: string;
+  /** The planner turn this call belongs to, if any. */
+  turnId: string | undefined;
+  /** The workspace root, as the executor sees it. */
+  workspace: string;
+  /** A private temporary directory for this call. */
+  tmpDir: string;
+  /** Epoch milliseconds after which the call is killed. */
+  deadline: number;
+  /** Per-instance settings from the host configuration (never secrets in the profile). */
+  config: Readonly<Record<string, unknown>>;
+  /** The declared profile, with placeholders expanded for this host. */
+  profile: Readonly<{
+    fs: { read: string[]; write: string[] };
+    exec: { mode: 'none' | 'allowlist'; binaries: string[] };
+    network: { mode: 'none' | 'allowlist'; domains: string[] };
+    max_output_bytes: number;
+  }>;
+  /** Writes a diagnostic line to stderr (stdout carries the result). */
+  log(message: string): void;
+}
+
+export type ExecutorOutcome<Content = unknown> =
+  | { ok: true; content?: Content; metadata?: Record<string, unknown> }
+  | { ok: false; error: { class: string; message: string }; metadata?: Record<string, unknown> };
+
+export interface ExecutorDefinition<Args, Content> {
+  run(args: Args, ctx: ExecutorContext): ExecutorOutcome<Content> | Promise<ExecutorOutcome<Content>>;
+}
+
+export declare function defineExecutor<Args = Record<string, unknown>, Content = unknown>(
+  definition: ExecutorDefinition<Args, Content>,
+): ExecutorDefinition<Args, Content>;
+export declare function isExecutorDefinition(value: unknown): boolean;
+export declare function ok<Content>(content?: Content, metadata?: Record<string, unknown>): ExecutorOutcome<Content>;
+export declare function fail(
+  errorClass: string,
+  message: string,
+  metadata?: Record<string, unknown>,
+): ExecutorOutcome<never>;
+export declare class ExecutorFailure extends Error {
+  constructor(errorClass: string, message: string);
+  readonly errorClass: string;
+}

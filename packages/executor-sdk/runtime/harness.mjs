@@ -1,0 +1,125 @@
+// The executor host process. Reads one JSON request on stdin, loads the code
+// file, validates input and output against schema.json, and writes exactly one
+// JSON result line on stdout. Imports are limited to node: built-ins and the
+// define module; everything the code prints goes to stderr.
+import { readFileSync, writeSync } from 'node:fs';
+import { builtinModules, registerHooks } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isExecutorDefinition } from './define.mjs';
+import { validate } from './json-schema.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const defineUrl = pathToFileURL(join(here, 'define.mjs')).href;
+const builtins = new Set(builtinModules);
+const RUNTIME_CLASSES = new Set(['InvalidInput', 'InvalidOutput', 'Crashed']);
+
+function emit(result) {
+  writeSync(1, `${JSON.stringify(result)}\n`);
+}
+
+function failure(errorClass, message) {
+  return { ok: false, error: { class: errorClass, message: String(message).slice(0, 2000) } };
+}
+
+function resolveRef(schema, ref) {
+  let node = schema;
+  for (const part of ref.split('#/')[1].split('/')) node = node?.[part];
+  return node;
+}
+
+async function main() {
+  let request;
+  try {
+    request = JSON.parse(readFileSync(0, 'utf8'));
+  } catch (error) {
+    emit(failure('InvalidInput', `the host sent an unreadable request: ${error.message}`));
+    return;
+  }
+  const { codeFile, args, context, schema, inputRef, outputRef, errorClasses } = request;
+  const codeUrl = pathToFileURL(codeFile).href;
+
+  for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'table']) {
+    console[method] = (...parts) => process.stderr.write(`${parts.map(String).join(' ')}\n`);
+  }
+
+  registerHooks({
+    resolve(specifier, resolveContext, nextResolve) {
+      if (specifier === '@metnos/executor-sdk/define') return { url: defineUrl, shortCircuit: true };
+      const bare = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
+      if (builtins.has(bare)) return nextResolve(specifier, resolveContext);
+      if (specifier === codeUrl || resolveContext.parentURL === undefined) return nextResolve(specifier, resolveContext);
+      throw new Error(`import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`);
+    },
+  });
+
+  const inputSchema = resolveRef(schema, inputRef);
+  const inputErrors = validate(inputSchema, args, schema);
+  if (inputErrors.length > 0) {
+    emit(failure('InvalidInput', inputErrors.slice(0, 5).join('; ')));
+    return;
+  }
+
+  let definition;
+  try {
+    definition = (await import(codeUrl)).default;
+  } catch (error) {
+    emit(failure('Crashed', `the code file failed to load: ${error.message}`));
+    return;
+  }
+  if (!isExecutorDefinition(definition)) {
+    emit(failure('Crashed', 'the code file must `export default defineExecutor({ run })`'));
+    return;
+  }
+
+  const ctx = Object.freeze({
+    ...context,
+    config: Object.freeze(context.config ?? {}),
+    profile: Object.freeze(context.profile),
+    log: (message) => process.stderr.write(`${String(message)}\n`),
+  });
+
+  let outcome;
+  try {
+    outcome = await definition.run(args, ctx);
+  } catch (error) {
+    if (error?.name === 'ExecutorFailure' && typeof error.errorClass === 'string') {
+      outcome = { ok: false, error: { class: error.errorClass, message: String(error.message) } };
+    } else {
+      emit(failure('Crashed', `run() threw: ${error?.stack ?? error}`));
+      return;
+    }
+  }
+
+  if (outcome === null || typeof outcome !== 'object' || typeof outcome.ok !== 'boolean') {
+    emit(failure('InvalidOutput', 'run() must return { ok, content?, metadata?, error? }'));
+    return;
+  }
+  if (outcome.ok) {
+    const outputErrors = validate(resolveRef(schema, outputRef), outcome.content, schema);
+    if (outputErrors.length > 0) {
+      emit(failure('InvalidOutput', outputErrors.slice(0, 5).join('; ')));
+      return;
+    }
+    emit({ ok: true, content: outcome.content, ...(outcome.metadata ? { metadata: outcome.metadata } : {}) });
+    return;
+  }
+  const errorClass = outcome.error?.class;
+  if (!errorClasses.includes(errorClass) && !RUNTIME_CLASSES.has(errorClass)) {
+    emit(failure('InvalidOutput', `error class "${errorClass}" is not declared in the manifest`));
+    return;
+  }
+  emit({
+    ok: false,
+    error: { class: errorClass, message: String(outcome.error.message ?? '').slice(0, 4000) },
+    ...(outcome.metadata ? { metadata: outcome.metadata } : {}),
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    emit(failure('Crashed', error?.stack ?? String(error)));
+    process.exit(0);
+  },
+);

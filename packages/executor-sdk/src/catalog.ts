@@ -1,0 +1,553 @@
+import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { z } from 'zod';
+import { ARTEFACTS, RESERVED_DIRS } from './artefacts.ts';
+import { LifecycleError, VerificationError } from './errors.ts';
+import type { PublicKey } from './keys.ts';
+import { type LifecycleRecord, type LifecycleState, type LifecycleStore, openLifecycleStore } from './lifecycle.ts';
+import { compareVersions } from './manifest.ts';
+import { writeFileAtomic } from './sign.ts';
+import type { SignatureBackend } from './signature.ts';
+import { artefactStamps, type VerifiedExecutor, verifyExecutor } from './verify.ts';
+
+/** A version that failed a check: kept on disk, never invoked, listed with its reason. */
+export interface QuarantineEntry {
+  name: string;
+  version: string | undefined;
+  dir: string;
+  reason: VerificationError['reason'];
+  artefact: string | undefined;
+  message: string;
+}
+
+/** One row of {@link Catalog.list}. */
+export interface CatalogListing {
+  name: string;
+  version: string;
+  state: LifecycleState;
+  current: boolean;
+  reason: string | undefined;
+  summary: string | undefined;
+  dir: string;
+}
+
+/** Settings of {@link createCatalog}. */
+export interface CatalogSettings {
+  /** The executors directory. */
+  root: string;
+  /** Keys whose signatures are accepted; configured explicitly, nothing is trusted by default. */
+  trustedKeys: readonly PublicKey[];
+  /** Where the version ledger and lifecycle file live. Default `<root>/.state`. */
+  stateDir?: string;
+  /** `update` (default) records accepted versions; `check` reads the ledger without writing. */
+  ledger?: 'update' | 'check';
+  backend?: SignatureBackend;
+  /** How many executors are verified at once. */
+  concurrency?: number;
+  clock?: () => Date;
+}
+
+const ledgerSchema = z.object({
+  version: z.literal(1),
+  executors: z.record(
+    z.string(),
+    z.object({
+      highest: z.string(),
+      current: z.string().optional(),
+      accepted: z.record(z.string(), z.string()),
+    }),
+  ),
+});
+type Ledger = z.infer<typeof ledgerSchema>;
+
+interface Candidate {
+  name: string;
+  dir: string;
+  /** The version named by the folder, for versioned layouts. */
+  folderVersion: string | undefined;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Finds every executor version folder under `root` (flat `<name>/` or `<name>/<version>/`). */
+async function scan(root: string): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
+  const candidates: Candidate[] = [];
+  const currents = new Map<string, string | null>();
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch {
+    return { candidates, currents };
+  }
+  await Promise.all(
+    names
+      .filter((name) => !RESERVED_DIRS.has(name) && !name.startsWith('.'))
+      .map(async (name) => {
+        const dir = join(root, name);
+        if (!(await isDirectory(dir))) return;
+        if (await exists(join(dir, ARTEFACTS.manifest))) {
+          candidates.push({ name, dir, folderVersion: undefined });
+          return;
+        }
+        const entries = await readdir(dir);
+        const versions = entries.filter((entry) => /^\d+\.\d+\.\d+/.test(entry));
+        for (const version of versions) {
+          if (await isDirectory(join(dir, version))) candidates.push({ name, dir: join(dir, version), folderVersion: version });
+        }
+        if (versions.length === 0) return;
+        try {
+          currents.set(name, (await readFile(join(dir, ARTEFACTS.current), 'utf8')).trim());
+        } catch {
+          currents.set(name, null);
+        }
+      }),
+  );
+  candidates.sort((a, b) => a.dir.localeCompare(b.dir));
+  return { candidates, currents };
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  async function worker() {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * The executor catalog: scans a directory, verifies every version, keeps the
+ * valid ones in memory, and quarantines the rest with a reason. Several
+ * versions of one executor live side by side; `CURRENT` names the default.
+ * A version lower than one already accepted for the same name is refused as a
+ * rollback. Re-verification at every call costs a few `stat`s while the files
+ * are unchanged, and a full check when they change.
+ *
+ * @example
+ * const catalog = createCatalog({ root: 'executors', trustedKeys: [await readPublicKey('keys/metnos-release.pub')] });
+ * const report = await catalog.load();
+ * const fsRead = catalog.get('fs_read');
+ */
+export function createCatalog(settings: CatalogSettings) {
+  const root = settings.root;
+  const stateDir = settings.stateDir ?? join(root, '.state');
+  const ledgerPath = join(stateDir, 'ledger.json');
+  const archiveDir = join(root, '.archive');
+  const verifySettings = { trustedKeys: settings.trustedKeys, backend: settings.backend };
+
+  let executors = new Map<string, Map<string, VerifiedExecutor>>();
+  let defaults = new Map<string, string>();
+  let quarantined: QuarantineEntry[] = [];
+  let lifecycle: LifecycleStore | undefined;
+  let ledger: Ledger = { version: 1, executors: {} };
+
+  const id = (name: string, version: string) => `${name}@${version}`;
+
+  async function readLedger(): Promise<Ledger> {
+    try {
+      const parsed = ledgerSchema.safeParse(JSON.parse(await readFile(ledgerPath, 'utf8')));
+      if (parsed.success) return parsed.data;
+      throw new LifecycleError(`${ledgerPath} is not a Metnos version ledger; refusing to load without rollback protection`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, executors: {} };
+      throw LifecycleError.isInstance(error) ? error : new LifecycleError(`cannot read ${ledgerPath}`, error);
+    }
+  }
+
+  async function store(): Promise<LifecycleStore> {
+    lifecycle ??= await openLifecycleStore(join(stateDir, 'lifecycle.json'), settings.clock);
+    return lifecycle;
+  }
+
+  function quarantine(entry: QuarantineEntry, signature?: string) {
+    quarantined.push(entry);
+    if (!entry.version || !lifecycle) return;
+    const key = id(entry.name, entry.version);
+    lifecycle.introduce(key, 'quarantined', entry.message);
+    const record = lifecycle.get(key)!;
+    if (record.state !== 'archived') {
+      lifecycle.transition(key, 'quarantined', entry.message, signature ? { signature } : {});
+    }
+  }
+
+  function toQuarantine(candidate: Candidate, error: unknown, version?: string): QuarantineEntry {
+    if (VerificationError.isInstance(error)) {
+      return {
+        name: candidate.name,
+        version: version ?? candidate.folderVersion,
+        dir: candidate.dir,
+        reason: error.reason,
+        artefact: error.artefact,
+        message: error.message,
+      };
+    }
+    return {
+      name: candidate.name,
+      version: version ?? candidate.folderVersion,
+      dir: candidate.dir,
+      reason: 'manifest_invalid',
+      artefact: undefined,
+      message: `unexpected failure while verifying: ${(error as Error)?.message ?? String(error)}`,
+    };
+  }
+
+  async function signatureDigest(dir: string): Promise<string> {
+    return (await readFile(join(dir, ARTEFACTS.signature), 'utf8').catch(() => '')).trim();
+  }
+
+  /** Admits a verified version through the rollback ledger and lifecycle. Returns a refusal or undefined. */
+  function admit(executor: VerifiedExecutor, signature: string, life: LifecycleStore): QuarantineEntry | undefined {
+    const entry = ledger.executors[executor.name];
+    const candidateInfo = { name: executor.name, dir: executor.dir, version: executor.version };
+    if (entry && compareVersions(executor.version, entry.highest) < 0 && entry.accepted[executor.version] !== signature) {
+      return {
+        ...candidateInfo,
+        reason: 'rollback',
+        artefact: ARTEFACTS.manifest,
+        message: `${id(executor.name, executor.version)} is lower than ${entry.highest}, already accepted: rollback refused`,
+      };
+    }
+    const key = id(executor.name, executor.version);
+    const record = life.get(key);
+    if (record?.state === 'quarantined' && record.signature === signature) {
+      return {
+        ...candidateInfo,
+        reason: 'signature_invalid',
+        artefact: undefined,
+        message: `${key} stays quarantined (${record.reason}); re-sign it or run \`metnos executor rehabilitate\``,
+      };
+    }
+    if (record?.state === 'archived') return undefined;
+    if (!record) {
+      life.introduce(key, executor.manifest.executor.created_by === 'seed' ? 'seed' : 'active');
+    }
+    const state = life.get(key)!.state;
+    if (state === 'seed' || state === 'quarantined') life.transition(key, 'active', 'signature verified');
+    const next = ledger.executors[executor.name] ?? { highest: executor.version, accepted: {} };
+    next.accepted[executor.version] = signature;
+    if (compareVersions(executor.version, next.highest) > 0) next.highest = executor.version;
+    ledger.executors[executor.name] = next;
+    return undefined;
+  }
+
+  async function saveState(): Promise<void> {
+    if (settings.ledger === 'check') return;
+    await mkdir(stateDir, { recursive: true });
+    await writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
+    await lifecycle?.save();
+  }
+
+  const catalog = {
+    root,
+
+    /**
+     * Scans and verifies everything. Safe to call again: the previous view is
+     * replaced. Never throws for a bad executor; throws only when the state
+     * files themselves are unreadable.
+     */
+    async load(): Promise<{ loaded: VerifiedExecutor[]; quarantined: QuarantineEntry[] }> {
+      ledger = await readLedger();
+      const life = await store();
+      const nextExecutors = new Map<string, Map<string, VerifiedExecutor>>();
+      const nextDefaults = new Map<string, string>();
+      quarantined = [];
+      const { candidates, currents } = await scan(root);
+      const results = await mapLimit(candidates, settings.concurrency ?? 64, async (candidate) => {
+        try {
+          const executor = await verifyExecutor(candidate.dir, verifySettings);
+          if (executor.name !== candidate.name) {
+            throw new VerificationError({
+              reason: 'name_mismatch',
+              artefact: ARTEFACTS.manifest,
+              message: `${candidate.dir}: manifest names "${executor.name}" but the folder is "${candidate.name}"`,
+            });
+          }
+          if (candidate.folderVersion !== undefined && candidate.folderVersion !== executor.version) {
+            throw new VerificationError({
+              reason: 'name_mismatch',
+              artefact: ARTEFACTS.manifest,
+              message: `${candidate.dir}: manifest version ${executor.version} does not match the folder ${candidate.folderVersion}`,
+            });
+          }
+          return { candidate, executor, signature: await signatureDigest(candidate.dir) };
+        } catch (error) {
+          return { candidate, error, signature: await signatureDigest(candidate.dir) };
+        }
+      });
+      const ordered = results.sort((a, b) =>
+        a.executor && b.executor ? compareVersions(b.executor.version, a.executor.version) : 0,
+      );
+      for (const result of ordered) {
+        if (!result.executor) {
+          const entry = toQuarantine(result.candidate, result.error);
+          if (!entry.version) {
+            const versionMatch = /version\s*=\s*"([^"]+)"/.exec(
+              await readFile(join(result.candidate.dir, ARTEFACTS.manifest), 'utf8').catch(() => ''),
+            );
+            entry.version = versionMatch?.[1];
+          }
+          quarantine(entry, result.signature);
+          continue;
+        }
+        const refusal = admit(result.executor, result.signature, life);
+        if (refusal) {
+          quarantine(refusal, result.signature);
+          continue;
+        }
+        if (life.get(id(result.executor.name, result.executor.version))?.state === 'archived') continue;
+        const versions = nextExecutors.get(result.executor.name) ?? new Map();
+        versions.set(result.executor.version, result.executor);
+        nextExecutors.set(result.executor.name, versions);
+      }
+      for (const [name, versions] of nextExecutors) {
+        const current = currents.get(name);
+        if (current === undefined) {
+          nextDefaults.set(name, [...versions.keys()][0]!);
+          continue;
+        }
+        const ledgerCurrent = ledger.executors[name]?.current;
+        if (current === null) {
+          quarantined.push({
+            name,
+            version: undefined,
+            dir: join(root, name),
+            reason: 'current_invalid',
+            artefact: ARTEFACTS.current,
+            message: `${name} has several versions but no ${ARTEFACTS.current} file naming the default`,
+          });
+        } else if (!versions.has(current)) {
+          quarantined.push({
+            name,
+            version: current,
+            dir: join(root, name),
+            reason: 'current_invalid',
+            artefact: ARTEFACTS.current,
+            message: `${name}/${ARTEFACTS.current} names ${current}, which is not a valid loaded version`,
+          });
+        } else if (ledgerCurrent && compareVersions(current, ledgerCurrent) < 0) {
+          quarantined.push({
+            name,
+            version: current,
+            dir: join(root, name),
+            reason: 'rollback',
+            artefact: ARTEFACTS.current,
+            message: `${name}/${ARTEFACTS.current} moved back from ${ledgerCurrent} to ${current}: use \`metnos executor promote\` to do that deliberately`,
+          });
+        } else {
+          nextDefaults.set(name, current);
+          ledger.executors[name]!.current = current;
+        }
+      }
+      executors = nextExecutors;
+      defaults = nextDefaults;
+      await saveState();
+      return { loaded: [...executors.values()].flatMap((versions) => [...versions.values()]), quarantined };
+    },
+
+    /** The default (or the named) version of an executor, if loaded and invocable. */
+    get(name: string, version?: string): VerifiedExecutor | undefined {
+      const versions = executors.get(name);
+      const chosen = version ?? defaults.get(name);
+      return chosen === undefined ? undefined : versions?.get(chosen);
+    },
+
+    /** Every invocable default version, sorted by name. */
+    executors(): VerifiedExecutor[] {
+      return [...defaults.entries()]
+        .map(([name, version]) => executors.get(name)?.get(version))
+        .filter((executor): executor is VerifiedExecutor => executor !== undefined)
+        .sort((a, b) => a.name.localeCompare(b.name));
+    },
+
+    /** Quarantined versions from the last load, with reasons. */
+    quarantined(): readonly QuarantineEntry[] {
+      return quarantined;
+    },
+
+    /** Every known version with its lifecycle state and reason. */
+    list(): CatalogListing[] {
+      const rows: CatalogListing[] = [];
+      const records = lifecycle?.all() ?? {};
+      const seen = new Set<string>();
+      for (const [name, versions] of executors) {
+        for (const [version, executor] of versions) {
+          const record = records[id(name, version)];
+          seen.add(id(name, version));
+          rows.push({
+            name,
+            version,
+            state: record?.state ?? 'active',
+            current: defaults.get(name) === version,
+            reason: record?.reason,
+            summary: executor.manifest.executor.summary,
+            dir: executor.dir,
+          });
+        }
+      }
+      for (const entry of quarantined) {
+        const key = entry.version ? id(entry.name, entry.version) : entry.name;
+        if (seen.has(key)) {
+          const row = rows.find((candidate) => id(candidate.name, candidate.version) === key);
+          if (row) row.reason = entry.message;
+          continue;
+        }
+        seen.add(key);
+        rows.push({
+          name: entry.name,
+          version: entry.version ?? '?',
+          state: 'quarantined',
+          current: false,
+          reason: entry.message,
+          summary: undefined,
+          dir: entry.dir,
+        });
+      }
+      for (const [key, record] of Object.entries(records)) {
+        if (seen.has(key) || record.state !== 'archived') continue;
+        const [name = key, version = '?'] = key.split('@');
+        rows.push({ name, version, state: 'archived', current: false, reason: record.reason, summary: undefined, dir: record.path ?? '' });
+      }
+      return rows.sort((a, b) => a.name.localeCompare(b.name) || compareVersions(b.version, a.version));
+    },
+
+    /**
+     * Re-checks an executor before a call. Unchanged files (same device, inode,
+     * size, mtime and ctime) cost only `stat`s; any change triggers a full
+     * verification, and a failure quarantines the version and throws.
+     */
+    async reverify(executor: VerifiedExecutor): Promise<VerifiedExecutor> {
+      const stamps = await artefactStamps(executor.dir, executor.manifest.executor.entry);
+      if (stamps === executor.stamps) return executor;
+      try {
+        const fresh = await verifyExecutor(executor.dir, verifySettings);
+        if (fresh.name !== executor.name || fresh.version !== executor.version) {
+          throw new VerificationError({
+            reason: 'name_mismatch',
+            artefact: ARTEFACTS.manifest,
+            message: `${executor.dir} changed identity from ${id(executor.name, executor.version)} to ${id(fresh.name, fresh.version)}`,
+          });
+        }
+        executors.get(executor.name)?.set(executor.version, fresh);
+        return fresh;
+      } catch (error) {
+        executors.get(executor.name)?.delete(executor.version);
+        if (defaults.get(executor.name) === executor.version) defaults.delete(executor.name);
+        await store();
+        quarantine(
+          toQuarantine({ name: executor.name, dir: executor.dir, folderVersion: executor.version }, error, executor.version),
+          await signatureDigest(executor.dir),
+        );
+        await saveState();
+        throw error;
+      }
+    },
+
+    /** Moves a version (default: every version) to `.archive/`; it is no longer loaded. */
+    async archive(name: string, version?: string, reason = 'archived by hand'): Promise<string[]> {
+      const life = await store();
+      const versions = version ? [version] : [...(executors.get(name)?.keys() ?? [])];
+      const fromQuarantine = quarantined.filter((entry) => entry.name === name && entry.version && (!version || entry.version === version));
+      const targets = new Map<string, string>();
+      for (const v of versions) {
+        const executor = executors.get(name)?.get(v);
+        if (executor) targets.set(v, executor.dir);
+      }
+      for (const entry of fromQuarantine) targets.set(entry.version!, entry.dir);
+      if (targets.size === 0) throw new LifecycleError(`no loaded or quarantined version of ${name}${version ? `@${version}` : ''} to archive`);
+      const moved: string[] = [];
+      for (const [v, dir] of targets) {
+        const key = id(name, v);
+        const record = life.get(key);
+        if (record && record.state !== 'archived' && !['active', 'quarantined', 'below_threshold', 'fused'].includes(record.state)) {
+          throw new LifecycleError(`${key} cannot be archived from ${record.state}`);
+        }
+        const destination = join(archiveDir, name, v);
+        await mkdir(join(archiveDir, name), { recursive: true });
+        if (await exists(destination)) throw new LifecycleError(`${destination} already exists`);
+        await rename(dir, destination);
+        life.introduce(key, 'active');
+        life.transition(key, 'archived', reason, { path: relative(root, dir) });
+        executors.get(name)?.delete(v);
+        if (defaults.get(name) === v) defaults.delete(name);
+        moved.push(key);
+      }
+      await saveState();
+      return moved;
+    },
+
+    /** Moves an archived version back and verifies it; a failure leaves it quarantined. */
+    async rehabilitate(name: string, version: string): Promise<VerifiedExecutor> {
+      const life = await store();
+      const key = id(name, version);
+      const record: LifecycleRecord | undefined = life.get(key);
+      const archived = join(archiveDir, name, version);
+      if (record?.state === 'archived' && (await exists(archived))) {
+        const destination = join(root, record.path ?? join(name, version));
+        if (await exists(destination)) throw new LifecycleError(`${destination} already exists; remove it first`);
+        await mkdir(join(destination, '..'), { recursive: true });
+        await rename(archived, destination);
+        const executor = await verifyExecutor(destination, verifySettings).catch(async (error) => {
+          life.transition(key, 'quarantined', (error as Error).message);
+          await saveState();
+          throw error;
+        });
+        life.transition(key, 'active', 'rehabilitated');
+        await saveState();
+        await catalog.load();
+        return executor;
+      }
+      if (record?.state === 'quarantined') {
+        const entry = quarantined.find((candidate) => candidate.name === name && candidate.version === version);
+        const dir = entry?.dir ?? join(root, name);
+        const executor = await verifyExecutor(dir, verifySettings);
+        life.transition(key, 'active', 'rehabilitated after a new verification');
+        await saveState();
+        await catalog.load();
+        return executor;
+      }
+      throw new LifecycleError(`${key} is not archived or quarantined (state: ${record?.state ?? 'unknown'})`);
+    },
+
+    /** Makes `version` the default, writing `CURRENT`; the deliberate way to move back. */
+    async promote(name: string, version: string): Promise<void> {
+      const executor = executors.get(name)?.get(version);
+      if (!executor) throw new LifecycleError(`${id(name, version)} is not a loaded version`);
+      const parent = join(executor.dir, '..');
+      if (!(await exists(join(parent, version)))) {
+        throw new LifecycleError(`${name} uses the single-version layout; there is nothing to promote`);
+      }
+      await writeFileAtomic(join(parent, ARTEFACTS.current), `${version}\n`);
+      const entry = ledger.executors[name];
+      if (entry) entry.current = version;
+      defaults.set(name, version);
+      await saveState();
+    },
+
+    /** The lifecycle store, for transitions other components drive (ager, synt). */
+    async lifecycle(): Promise<LifecycleStore> {
+      return store();
+    },
+  };
+  return catalog;
+}
+
+export type Catalog = ReturnType<typeof createCatalog>;

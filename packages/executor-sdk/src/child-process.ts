@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import { childResultSchema, type ExecutorResult, failure, type IsolationRecord } from './result.ts';
+
+/** How to start one executor process. The sandbox builds a wrapped one; the plain runner a bare one. */
+export interface ChildSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The JSON request written to stdin. */
+  input: string;
+  timeoutMs: number;
+  maxStdoutBytes: number;
+  maxStderrBytes: number;
+  isolation: IsolationRecord;
+  signal?: AbortSignal;
+}
+
+/** What happened to the process, beside the parsed result. */
+export interface ChildReport {
+  result: ExecutorResult;
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  durationMs: number;
+  stdoutBytes: number;
+  stderr: string;
+  /** The raw stdout, trimmed, for hashing in the audit line. */
+  stdout: string;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Runs one executor process: writes the request, caps stdout and stderr,
+ * kills the whole process group on timeout, cap overflow or abort, and parses
+ * stdout with a schema. Every failure becomes `{ ok: false }` with the cause;
+ * this function never rejects.
+ *
+ * @example
+ * const report = await runChild({ command: process.execPath, args: [harness], ... });
+ */
+export function runChild(spec: ChildSpec): Promise<ChildReport> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(spec.command, spec.args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+    } catch (error) {
+      resolve({
+        result: failure('Crashed', `could not start the executor process: ${(error as Error).message}`, {
+          isolation: spec.isolation,
+        }),
+        exitCode: null,
+        exitSignal: null,
+        durationMs: performance.now() - started,
+        stdoutBytes: 0,
+        stderr: '',
+        stdout: '',
+      });
+      return;
+    }
+    const stdoutChunks: Buffer[] = [];
+    const stderrChunks: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    let cause: { errorClass: string; message: string } | undefined;
+    let settled = false;
+
+    const stop = (errorClass: string, message: string) => {
+      cause ??= { errorClass, message };
+      killGroup(child.pid);
+    };
+    const timer = setTimeout(() => stop('Timeout', `the executor ran past ${spec.timeoutMs} ms and was killed`), spec.timeoutMs);
+    const onAbort = () => stop('Timeout', 'the call was aborted by the caller');
+    spec.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > spec.maxStdoutBytes) {
+        stop('OutputTooLarge', `the executor wrote more than ${spec.maxStdoutBytes} bytes to stdout`);
+        return;
+      }
+      stdoutChunks.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderrBytes += chunk.length;
+      if (stderrBytes > spec.maxStderrBytes) {
+        stop('OutputTooLarge', `the executor wrote more than ${spec.maxStderrBytes} bytes to stderr`);
+        return;
+      }
+      stderrChunks.push(chunk);
+    });
+    child.stdin!.on('error', () => {
+      // the child may exit before reading its input; the exit handler reports it
+    });
+    child.stdin!.end(spec.input);
+
+    const finish = (exitCode: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      killGroup(child.pid);
+      const stdout = Buffer.concat(stdoutChunks).toString('utf8').trim();
+      const stderr = Buffer.concat(stderrChunks).toString('utf8');
+      const durationMs = performance.now() - started;
+      const base = { exitCode, exitSignal, durationMs, stdoutBytes, stderr, stdout };
+      const fail = (errorClass: string, message: string) =>
+        resolve({ ...base, result: failure(errorClass, message, { isolation: spec.isolation }) });
+      if (spawnError) return fail('Crashed', `could not start the executor process: ${spawnError.message}`);
+      if (cause) return fail(cause.errorClass, cause.message);
+      const lastLine = stdout.split('\n').at(-1) ?? '';
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(lastLine);
+      } catch {
+        const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 500);
+        if (exitCode !== 0 || exitSignal) {
+          return fail(
+            'Crashed',
+            `the executor exited with ${exitSignal ?? `code ${exitCode}`} before writing a result${tail ? `: ${tail}` : ''}`,
+          );
+        }
+        return fail('NonJsonOutput', `the executor printed something that is not a JSON result: ${JSON.stringify(stdout.slice(0, 200))}`);
+      }
+      if (stdout.includes('\n')) {
+        return fail('NonJsonOutput', 'the executor printed extra lines on stdout beside its result');
+      }
+      const result = childResultSchema.safeParse(parsed);
+      if (!result.success) {
+        return fail('NonJsonOutput', `the executor's result does not have the { ok, content, metadata, error } shape`);
+      }
+      resolve({ ...base, result: { ...result.data, isolation: spec.isolation } as ExecutorResult });
+    };
+    child.on('error', (error) => finish(null, null, error));
+    child.on('close', (code, signal) => finish(code, signal));
+  });
+}

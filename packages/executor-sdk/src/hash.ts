@@ -1,0 +1,49 @@
+import { createBLAKE3, type IHasher } from 'hash-wasm';
+
+let hasher: Promise<IHasher> | undefined;
+
+/** The prefix every Metnos digest string carries, so the algorithm travels with the value. */
+export const DIGEST_PREFIX = 'blake3:';
+
+/**
+ * BLAKE3 of `data` as `blake3:<hex>`. One WebAssembly hasher is reused; the
+ * hashing itself runs synchronously once the module is ready.
+ *
+ * @example
+ * const digest = await blake3Digest('hello'); // 'blake3:ea8f16…'
+ */
+export async function blake3Digest(data: string | Uint8Array): Promise<string> {
+  const instance = await (hasher ??= createBLAKE3());
+  instance.init();
+  instance.update(data);
+  return DIGEST_PREFIX + instance.digest('hex');
+}
+
+/** Resolves once the hasher is ready, so hot paths can call {@link blake3DigestSync}. */
+export async function prepareBlake3(): Promise<void> {
+  await (hasher ??= createBLAKE3());
+}
+
+let ready: IHasher | undefined;
+
+/**
+ * Synchronous BLAKE3 for hot paths. Call {@link prepareBlake3} once first.
+ *
+ * @example
+ * await prepareBlake3();
+ * blake3DigestSync(buffer);
+ */
+export function blake3DigestSync(data: string | Uint8Array): string {
+  if (!ready) {
+    throw new Error('BLAKE3 is not ready: await prepareBlake3() first');
+  }
+  ready.init();
+  ready.update(data);
+  return DIGEST_PREFIX + ready.digest('hex');
+}
+
+/** Prepares the hasher and returns the synchronous digest function. */
+export async function loadBlake3(): Promise<(data: string | Uint8Array) => string> {
+  ready = await (hasher ??= createBLAKE3());
+  return blake3DigestSync;
+}

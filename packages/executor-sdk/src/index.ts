@@ -1,0 +1,85 @@
+export { ARTEFACTS } from './artefacts.ts';
+export { type AuditEntry, type AuditLog, type AuditLogSettings, createAuditLog, summarizeInput } from './audit.ts';
+export {
+  type Catalog,
+  type CatalogListing,
+  type CatalogSettings,
+  createCatalog,
+  type QuarantineEntry,
+} from './catalog.ts';
+export { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
+export { type Caller, type ExpandedProfile, expandProfile, type InvocationContext } from './context.ts';
+export {
+  KeyError,
+  LifecycleError,
+  ManifestError,
+  MetnosError,
+  type MetnosErrorSettings,
+  VerificationError,
+  type VerificationFailureReason,
+} from './errors.ts';
+export { blake3Digest, loadBlake3 } from './hash.ts';
+export { createInvoker, hostValidator, type InvokeOptions, type Invoker, type InvokerSettings } from './invoke.ts';
+export {
+  createKeyStore,
+  generateSigningKey,
+  type KeyStore,
+  type KeyStoreSettings,
+  keyIdOf,
+  parsePublicKey,
+  type PublicKey,
+  readPublicKey,
+  type SigningKey,
+  serializePublicKey,
+} from './keys.ts';
+export {
+  canTransition,
+  LIFECYCLE_STATES,
+  LIFECYCLE_TRANSITIONS,
+  type LifecycleRecord,
+  type LifecycleState,
+  type LifecycleStore,
+  openLifecycleStore,
+} from './lifecycle.ts';
+export { compareVersions, type Manifest, manifestSchema, parseManifest } from './manifest.ts';
+export {
+  canonicalProfile,
+  type DeclaredProfile,
+  declaredProfileSchema,
+  ISOLATION_TIERS,
+  type IsolationTier,
+  profileHash,
+  tierRank,
+} from './profile.ts';
+export {
+  type ExecutorResult,
+  failure,
+  type IsolationRecord,
+  RUNTIME_ERROR_CLASSES,
+  type RuntimeErrorClass,
+} from './result.ts';
+export {
+  createProcessRunner,
+  type ExecutorRunner,
+  exitKind,
+  HARNESS_PATH,
+  harnessRequest,
+  type ProcessRunnerSettings,
+  RUNTIME_DIR,
+  type RunReport,
+  type RunRequest,
+  refusal,
+} from './runner.ts';
+export { type ScaffoldOptions, scaffoldExecutor } from './scaffold.ts';
+export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
+export { SIGNATURE_TAG, type SignatureBackend, type SignatureStatement, statementBytes, verifyStatement } from './signature.ts';
+export { resolveConfigDir } from './settings.ts';
+export { artefactStamps, type VerifiedExecutor, type VerifySettings, verifyExecutor } from './verify.ts';
+export { type BirthCallOptions, type BirthHarnessSettings, createBirthHarness } from './birth.ts';
+export {
+  createTrustStore,
+  findWorkspaceConfig,
+  loadTrustedKeys,
+  type WorkspaceConfig,
+  workspaceConfigSchema,
+} from './trust.ts';

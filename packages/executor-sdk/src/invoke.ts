@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import AjvModule from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import type { AuditLog } from './audit.ts';
+import { summarizeInput } from './audit.ts';
+import type { Catalog } from './catalog.ts';
+import type { Caller, InvocationContext } from './context.ts';
+import { loadBlake3 } from './hash.ts';
+import { type ExecutorResult, failure } from './result.ts';
+import type { ExecutorRunner, RunReport } from './runner.ts';
+import type { VerifiedExecutor } from './verify.ts';
+
+const Ajv = ((AjvModule as unknown as { default?: typeof AjvModule }).default ?? AjvModule) as unknown as new (
+  options: Record<string, unknown>,
+) => {
+  addSchema(schema: unknown, key: string): void;
+  getSchema(ref: string): ValidateFunction | undefined;
+};
+
+const validators = new Map<string, ValidateFunction>();
+
+/** Host-side Ajv validator for an executor's input or output, compiled once per schema digest. */
+export function hostValidator(executor: VerifiedExecutor, which: 'input' | 'output'): ValidateFunction {
+  const ref = which === 'input' ? executor.manifest.contract.input_schema : executor.manifest.contract.output_schema;
+  const key = `${executor.digests.schema}|${ref}`;
+  let validator = validators.get(key);
+  if (!validator) {
+    const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });
+    ajv.addSchema(executor.schema, 'schema.json');
+    validator = ajv.getSchema(ref);
+    if (!validator) throw new Error(`schema.json has no ${ref}`);
+    validators.set(key, validator);
+  }
+  return validator;
+}
+
+function describeErrors(validator: ValidateFunction): string {
+  return (validator.errors ?? [])
+    .slice(0, 5)
+    .map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`)
+    .join('; ');
+}
+
+/** Settings of {@link createInvoker}. */
+export interface InvokerSettings {
+  catalog: Catalog;
+  runner: ExecutorRunner;
+  audit?: AuditLog;
+  clock?: () => Date;
+}
+
+/** Options of one invocation. */
+export interface InvokeOptions {
+  /** A version other than the default. */
+  version?: string;
+  traceId?: string;
+  turnId?: string;
+  workspace: string;
+  caller: Caller;
+  config?: Record<string, unknown>;
+  signal?: AbortSignal;
+}
+
+/**
+ * The invocation flow: resolve the default version, re-verify it, validate the
+ * input on the host, run it through the runner, validate the output on the
+ * host, and write one audit line. Always resolves to an {@link ExecutorResult}.
+ *
+ * @example
+ * const invoker = createInvoker({ catalog, runner, audit });
+ * const result = await invoker.invoke('fs_read', { path: 'notes.md' }, { workspace, caller: { kind: 'cli' } });
+ */
+export function createInvoker(settings: InvokerSettings) {
+  const clock = settings.clock ?? (() => new Date());
+
+  async function record(
+    name: string,
+    executor: VerifiedExecutor | undefined,
+    args: unknown,
+    context: InvocationContext,
+    report: RunReport,
+    started: Date,
+  ): Promise<void> {
+    if (!settings.audit) return;
+    const digest = await loadBlake3();
+    await settings.audit.append({
+      ts: started.toISOString(),
+      trace_id: context.traceId,
+      turn_id: context.turnId,
+      executor: name,
+      version: executor?.version,
+      caller: context.caller,
+      input: summarizeInput(args),
+      output: { size: Buffer.byteLength(report.stdout), sha: report.stdout ? digest(report.stdout) : undefined },
+      duration_ms: Math.round(report.durationMs),
+      exit: report.exit,
+      ...(report.result.ok ? {} : { error_class: report.result.error.class }),
+      ...(report.result.isolation ? { isolation: report.result.isolation.tier } : {}),
+    });
+  }
+
+  return {
+    async invoke(name: string, args: unknown, options: InvokeOptions): Promise<ExecutorResult> {
+      const started = clock();
+      const context: InvocationContext = {
+        traceId: options.traceId ?? randomUUID(),
+        turnId: options.turnId,
+        workspace: options.workspace,
+        caller: options.caller,
+        config: options.config,
+      };
+      const refuse = async (errorClass: string, message: string, executor?: VerifiedExecutor) => {
+        const report: RunReport = { result: failure(errorClass, message), durationMs: 0, stdout: '', exit: 'policy' };
+        await record(name, executor, args, context, report, started);
+        return report.result;
+      };
+      const loaded = settings.catalog.get(name, options.version);
+      if (!loaded) {
+        return refuse('NotInvocable', `no invocable executor "${name}"${options.version ? `@${options.version}` : ''}`);
+      }
+      let executor: VerifiedExecutor;
+      try {
+        executor = await settings.catalog.reverify(loaded);
+      } catch (error) {
+        return refuse('NotInvocable', `${name} failed re-verification and was quarantined: ${(error as Error).message}`, loaded);
+      }
+      const inputValidator = hostValidator(executor, 'input');
+      if (!inputValidator(args)) {
+        return refuse('InvalidInput', `arguments rejected by ${name}'s schema: ${describeErrors(inputValidator)}`, executor);
+      }
+      const report = await settings.runner.run({ executor, args, context, signal: options.signal });
+      if (report.result.ok) {
+        const outputValidator = hostValidator(executor, 'output');
+        if (!outputValidator(report.result.content)) {
+          report.result = failure('InvalidOutput', `${name} returned content its schema rejects: ${describeErrors(outputValidator)}`, {
+            isolation: report.result.isolation,
+          });
+          report.exit = 'error';
+        }
+      } else if (report.exit === 'ok') {
+        report.exit = 'error';
+      }
+      await record(name, executor, args, context, report, started);
+      return report.result;
+    },
+  };
+}
+
+export type Invoker = ReturnType<typeof createInvoker>;

@@ -1,0 +1,113 @@
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { ManifestError } from './errors.ts';
+import { declaredProfileSchema } from './profile.ts';
+
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-.]+)?(?:\+[0-9A-Za-z-.]+)?$/;
+const NAME = /^[a-z][a-z0-9_]{1,63}$/;
+
+const timestamp = z.preprocess(
+  (value) => (value instanceof Date ? value.toISOString() : value),
+  z.iso.datetime({ offset: true, message: 'an RFC 3339 timestamp such as 2026-04-25T08:12:00Z' }),
+);
+
+const schemaRef = z.string().regex(/^schema\.json#\/(definitions|\$defs)\/[A-Za-z0-9_]+$/, {
+  message: 'a reference such as "schema.json#/definitions/Input"',
+});
+
+/** The zod schema of `manifest.toml`. Unknown keys are refused so typos surface. */
+export const manifestSchema = z
+  .object({
+    executor: z
+      .object({
+        name: z.string().regex(NAME, { message: 'a lowercase identifier such as "fs_read" (a-z, 0-9, _)' }),
+        version: z.string().regex(SEMVER, { message: 'a semantic version such as "1.0.0"' }),
+        created_at: timestamp,
+        created_by: z.string().regex(/^(seed|synt:[A-Za-z0-9_-]+)$/, { message: '"seed" or "synt:<run_id>"' }),
+        summary: z.string().min(1, { message: 'a one-line summary' }).max(500),
+        affinity: z.array(z.string().min(1)).default([]),
+        capabilities: z
+          .array(z.string().regex(/^[a-z]+:[a-z_]+$/, { message: 'a capability such as "fs:read"' }))
+          .default([]),
+        entry: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]+\.(ts|mjs|js)$/, { message: 'a code file name such as "main.ts"' })
+          .default('main.ts'),
+      })
+      .strict(),
+    contract: z
+      .object({
+        input_schema: schemaRef,
+        output_schema: schemaRef,
+        error_classes: z.array(z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { message: 'PascalCase error class names' })),
+        idempotent: z.boolean(),
+        side_effects: z.boolean(),
+      })
+      .strict(),
+    sandbox: declaredProfileSchema.extend({
+      hash: z
+        .string()
+        .regex(/^blake3:[0-9a-f]{64}$/, { message: 'a profile hash "blake3:<64 hex>" (written by `metnos executor sign`)' })
+        .optional(),
+    }),
+    audit: z.object({ trace_topic: z.string().min(1) }).strict(),
+  })
+  .strict();
+
+export type Manifest = z.infer<typeof manifestSchema>;
+
+/** Compares two semantic versions (pre-release tags sort before the release). */
+export function compareVersions(left: string, right: string): number {
+  const split = (version: string) => {
+    const [core = '', pre] = version.split('+')[0]!.split(/-(.*)/s);
+    return { parts: core.split('.').map(Number), pre };
+  };
+  const a = split(left);
+  const b = split(right);
+  for (let index = 0; index < 3; index++) {
+    const difference = (a.parts[index] ?? 0) - (b.parts[index] ?? 0);
+    if (difference !== 0) return Math.sign(difference);
+  }
+  if (a.pre === b.pre) return 0;
+  if (a.pre === undefined) return 1;
+  if (b.pre === undefined) return -1;
+  return a.pre < b.pre ? -1 : 1;
+}
+
+function describeExpected(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `no unknown keys (found ${issue.keys.join(', ')})`;
+  if (issue.code === 'invalid_type') {
+    return issue.message.startsWith('Invalid input') ? `a value of type ${issue.expected}` : issue.message;
+  }
+  return issue.message;
+}
+
+/**
+ * Parses and validates the text of a `manifest.toml`. Throws a
+ * {@link ManifestError} naming the file, the field and what is expected.
+ *
+ * @example
+ * const manifest = parseManifest(await readFile(path, 'utf8'), path);
+ * manifest.executor.name; // 'fs_read'
+ */
+export function parseManifest(text: string, file: string): Manifest {
+  let data: unknown;
+  try {
+    data = parseToml(text);
+  } catch (error) {
+    const line = (error as { line?: number }).line;
+    throw new ManifestError({
+      file,
+      field: line === undefined ? '(syntax)' : `(syntax, line ${line})`,
+      expected: `valid TOML (${(error as Error).message.split('\n')[0]})`,
+      cause: error,
+    });
+  }
+  const result = manifestSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const field = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+    throw new ManifestError({ file, field, expected: describeExpected(issue), cause: result.error });
+  }
+  return result.data;
+}

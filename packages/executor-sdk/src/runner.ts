@@ -1,0 +1,145 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
+import { type ExpandedProfile, expandProfile, type InvocationContext } from './context.ts';
+import { type IsolationTier, tierRank } from './profile.ts';
+import { type ExecutorResult, failure, type IsolationRecord } from './result.ts';
+import type { VerifiedExecutor } from './verify.ts';
+
+/** The folder of the executor host runtime (harness, define module, validator). Sandboxes expose it read-only. */
+export const RUNTIME_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'runtime');
+
+/** The harness script every executor process starts with. */
+export const HARNESS_PATH = join(RUNTIME_DIR, 'harness.mjs');
+
+/** One call for a runner. */
+export interface RunRequest {
+  executor: VerifiedExecutor;
+  args: unknown;
+  context: InvocationContext;
+  signal?: AbortSignal;
+}
+
+/** A runner's answer: the result plus what the audit line needs. */
+export interface RunReport {
+  result: ExecutorResult;
+  durationMs: number;
+  /** Raw bytes the process wrote as its result (empty when none ran). */
+  stdout: string;
+  /** `ok`, `error` (the executor failed), `policy` (refused before start), `crash`, `timeout`. */
+  exit: 'ok' | 'error' | 'policy' | 'crash' | 'timeout';
+}
+
+/**
+ * Runs a verified executor with its arguments. The plain runner here starts a
+ * bare child process; `@metnos/sandbox` implements the same interface with
+ * kernel isolation around the same harness.
+ */
+export interface ExecutorRunner {
+  /** The strongest tier this runner applies on this host. */
+  readonly tier: IsolationTier;
+  run(request: RunRequest): Promise<RunReport>;
+}
+
+/** The JSON request the harness reads on stdin. */
+export function harnessRequest(
+  executor: VerifiedExecutor,
+  args: unknown,
+  context: InvocationContext,
+  places: { tmpDir: string; workspace?: string; codeFile?: string },
+  profile: ExpandedProfile,
+): string {
+  return JSON.stringify({
+    codeFile: places.codeFile ?? executor.codeFile,
+    args,
+    context: {
+      traceId: context.traceId,
+      turnId: context.turnId,
+      workspace: places.workspace ?? context.workspace,
+      tmpDir: places.tmpDir,
+      deadline: Date.now() + executor.manifest.sandbox.max_duration_ms,
+      config: context.config ?? {},
+      profile,
+    },
+    schema: executor.schema,
+    inputRef: executor.manifest.contract.input_schema,
+    outputRef: executor.manifest.contract.output_schema,
+    errorClasses: executor.manifest.contract.error_classes,
+  });
+}
+
+/** Maps a child report to the audit exit kind. */
+export function exitKind(report: ChildReport): RunReport['exit'] {
+  if (report.result.ok) return 'ok';
+  const errorClass = report.result.error.class;
+  if (errorClass === 'Timeout') return 'timeout';
+  if (errorClass === 'Crashed' || errorClass === 'NonJsonOutput' || errorClass === 'OutputTooLarge') return 'crash';
+  return 'error';
+}
+
+/** A refusal before any process starts. */
+export function refusal(errorClass: string, message: string, isolation: IsolationRecord): RunReport {
+  return { result: failure(errorClass, message, { isolation }), durationMs: 0, stdout: '', exit: 'policy' };
+}
+
+/** Settings of {@link createProcessRunner}. */
+export interface ProcessRunnerSettings {
+  /** The Node binary. Default: the current one. */
+  nodePath?: string;
+  /**
+   * Refuse executors whose profile asks for more than tier `none` (default
+   * true). Turning it off is for tests of the SDK itself; the result's
+   * isolation record then says `belowDeclared: true`.
+   */
+  enforceMinimumTier?: boolean;
+}
+
+/**
+ * The plain runner: a bare child process with a timeout that kills its process
+ * group and caps on stdout and stderr. Isolation tier `none`: executors that
+ * declare a stronger minimum are refused unless `enforceMinimumTier` is off.
+ *
+ * @example
+ * const runner = createProcessRunner();
+ * const report = await runner.run({ executor, args: { path: 'a.txt' }, context });
+ */
+export function createProcessRunner(settings: ProcessRunnerSettings = {}): ExecutorRunner {
+  const enforce = settings.enforceMinimumTier ?? true;
+  return {
+    tier: 'none',
+    async run({ executor, args, context, signal }) {
+      const declared = executor.manifest.sandbox.min_tier;
+      const below = tierRank(declared) > tierRank('none');
+      const isolation: IsolationRecord = { tier: 'none', layers: ['process'], ...(below ? { belowDeclared: true } : {}) };
+      if (below && enforce) {
+        return refusal(
+          'IsolationUnavailable',
+          `${executor.name} requires isolation tier "${declared}"; the plain process runner gives "none". Use @metnos/sandbox.`,
+          { tier: 'none', layers: [] },
+        );
+      }
+      const tmpDir = await mkdtemp(join(tmpdir(), 'metnos-call-'));
+      try {
+        const profile = expandProfile(executor.manifest.sandbox, { workspace: context.workspace, tmpDir });
+        const spec: ChildSpec = {
+          command: settings.nodePath ?? process.execPath,
+          args: ['--disable-warning=ExperimentalWarning', HARNESS_PATH],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpDir, TMPDIR: tmpDir, LANG: 'C.UTF-8' },
+          cwd: tmpDir,
+          input: harnessRequest(executor, args, context, { tmpDir }, profile),
+          timeoutMs: executor.manifest.sandbox.max_duration_ms,
+          maxStdoutBytes: executor.manifest.sandbox.max_output_bytes,
+          maxStderrBytes: 1024 * 1024,
+          isolation,
+          signal,
+        };
+        const report = await runChild(spec);
+        return { result: report.result, durationMs: report.durationMs, stdout: report.stdout, exit: exitKind(report) };
+      } finally {
+        await rm(tmpDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

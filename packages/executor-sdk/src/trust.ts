@@ -1,0 +1,143 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { KeyError, ManifestError } from './errors.ts';
+import { parsePublicKey, type PublicKey, readPublicKey, serializePublicKey } from './keys.ts';
+import { resolveConfigDir } from './settings.ts';
+import { writeFileAtomic } from './sign.ts';
+
+const trustFileSchema = z.object({ version: z.literal(1), keys: z.array(z.string()) });
+
+/**
+ * The user's explicit list of trusted public keys, in
+ * `~/.config/metnos/trusted_keys.json`. Nothing is trusted unless it is listed
+ * here or in the workspace's `metnos.toml`.
+ *
+ * @example
+ * const trust = createTrustStore();
+ * await trust.add(await readPublicKey('friend.pub'));
+ * const keys = await trust.list();
+ */
+export function createTrustStore(settings: { configDir?: string } = {}) {
+  const path = join(resolveConfigDir(settings.configDir), 'trusted_keys.json');
+
+  async function read(): Promise<string[]> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch {
+      return [];
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (error) {
+      throw new KeyError(`${path} is not valid JSON`, error);
+    }
+    const parsed = trustFileSchema.safeParse(data);
+    if (!parsed.success) throw new KeyError(`${path} is not a Metnos trust list`);
+    return parsed.data.keys;
+  }
+
+  return {
+    path,
+    async list(): Promise<PublicKey[]> {
+      return Promise.all((await read()).map((text, index) => parsePublicKey(text, `${path}#${index}`)));
+    },
+    async add(key: PublicKey): Promise<boolean> {
+      const existing = await read();
+      const keys = await Promise.all(existing.map((text, index) => parsePublicKey(text, `${path}#${index}`)));
+      if (keys.some((candidate) => candidate.keyId === key.keyId)) return false;
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await writeFileAtomic(path, `${JSON.stringify({ version: 1, keys: [...existing, serializePublicKey(key)] }, null, 2)}\n`, 0o600);
+      return true;
+    },
+    async remove(keyId: string): Promise<boolean> {
+      const existing = await read();
+      const kept: string[] = [];
+      for (const [index, text] of existing.entries()) {
+        if ((await parsePublicKey(text, `${path}#${index}`)).keyId !== keyId) kept.push(text);
+      }
+      if (kept.length === existing.length) return false;
+      await writeFileAtomic(path, `${JSON.stringify({ version: 1, keys: kept }, null, 2)}\n`, 0o600);
+      return true;
+    },
+  };
+}
+
+/** The workspace file `metnos.toml`, as far as the SDK needs it. */
+export const workspaceConfigSchema = z
+  .object({
+    workspace: z
+      .object({
+        root: z.string().default('.'),
+        executors: z.string().default('executors'),
+        trusted_keys: z.array(z.string()).default([]),
+      })
+      .passthrough()
+      .default({ root: '.', executors: 'executors', trusted_keys: [] }),
+  })
+  .passthrough();
+
+/** Where a workspace lives and what it trusts, with paths made absolute. */
+export interface WorkspaceConfig {
+  /** The folder holding `metnos.toml`. */
+  configDir: string;
+  root: string;
+  executors: string;
+  trustedKeyFiles: string[];
+  /** The whole parsed file, for apps to read their own sections. */
+  raw: Record<string, unknown>;
+}
+
+/** Walks up from `start` to the nearest `metnos.toml` and parses it; undefined when none. */
+export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfig | undefined> {
+  let dir = resolve(start);
+  for (;;) {
+    const file = join(dir, 'metnos.toml');
+    let text: string | undefined;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) {
+      let data: unknown;
+      try {
+        data = parseToml(text);
+      } catch (error) {
+        throw new ManifestError({ file, field: '(syntax)', expected: 'valid TOML', cause: error });
+      }
+      const parsed = workspaceConfigSchema.safeParse(data);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new ManifestError({ file, field: issue.path.join('.'), expected: issue.message });
+      }
+      const at = (path: string) => (isAbsolute(path) ? path : join(dir, path));
+      return {
+        configDir: dir,
+        root: at(parsed.data.workspace.root),
+        executors: at(parsed.data.workspace.executors),
+        trustedKeyFiles: parsed.data.workspace.trusted_keys.map(at),
+        raw: data as Record<string, unknown>,
+      };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Every key trusted for `start`: the workspace's `trusted_keys` (nearest
+ * `metnos.toml`) plus the user's trust list.
+ */
+export async function loadTrustedKeys(start: string, settings: { configDir?: string } = {}): Promise<PublicKey[]> {
+  const workspace = await findWorkspaceConfig(start);
+  const fromWorkspace = await Promise.all((workspace?.trustedKeyFiles ?? []).map((file) => readPublicKey(file)));
+  const fromUser = await createTrustStore(settings).list();
+  const unique = new Map<string, PublicKey>();
+  for (const key of [...fromWorkspace, ...fromUser]) unique.set(key.keyId, key);
+  return [...unique.values()];
+}

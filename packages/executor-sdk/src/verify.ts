@@ -1,0 +1,240 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { unsupportedKeywords } from '../runtime/json-schema.mjs';
+import { ARTEFACTS } from './artefacts.ts';
+import { ManifestError, VerificationError } from './errors.ts';
+import { loadBlake3 } from './hash.ts';
+import type { PublicKey } from './keys.ts';
+import { type Manifest, parseManifest } from './manifest.ts';
+import { profileHash } from './profile.ts';
+import { type SignatureBackend, type SignatureFile, signatureFileSchema, verifyStatement } from './signature.ts';
+
+/** An executor version that passed every check, ready to invoke. */
+export interface VerifiedExecutor {
+  name: string;
+  version: string;
+  /** The version directory. */
+  dir: string;
+  /** Absolute path of the code file. */
+  codeFile: string;
+  manifest: Manifest;
+  /** The parsed `schema.json`. */
+  schema: Record<string, unknown>;
+  digests: { manifest: string; code: string; schema: string; profileLock: string };
+  keyId: string;
+  /** File identities at verification, for the cheap re-check at every call. */
+  stamps: string;
+}
+
+/** Settings of {@link verifyExecutor}. */
+export interface VerifySettings {
+  /** Public keys whose signatures are accepted. Nothing else is trusted. */
+  trustedKeys: readonly PublicKey[];
+  backend?: SignatureBackend;
+}
+
+async function readArtefact(dir: string, file: string): Promise<Buffer> {
+  try {
+    return await readFile(join(dir, file));
+  } catch (error) {
+    throw new VerificationError({
+      reason: 'missing_artefact',
+      artefact: file,
+      message: `${file} is missing or unreadable in ${dir}`,
+      cause: error,
+    });
+  }
+}
+
+/** The identity of the artefact files: device, inode, size, mtime and ctime of each. */
+export async function artefactStamps(dir: string, codeFileName: string): Promise<string> {
+  const files = [ARTEFACTS.manifest, codeFileName, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature];
+  const stamps = await Promise.all(
+    files.map(async (file) => {
+      try {
+        const info = await stat(join(dir, file), { bigint: true });
+        return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+      } catch {
+        return 'missing';
+      }
+    }),
+  );
+  return stamps.join('|');
+}
+
+function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown {
+  let node: unknown = schema;
+  for (const part of ref.split('#/')[1]!.split('/')) {
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  }
+  return node;
+}
+
+/** Parses `schema.json` and checks the manifest's references and the keyword subset. */
+export function checkSchema(text: string, manifest: Manifest, file = ARTEFACTS.schema): Record<string, unknown> {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    throw new VerificationError({ reason: 'schema_invalid', artefact: file, message: `${file} is not valid JSON`, cause: error });
+  }
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw new VerificationError({ reason: 'schema_invalid', artefact: file, message: `${file} must be a JSON object` });
+  }
+  const unsupported = unsupportedKeywords(schema);
+  if (unsupported.length > 0) {
+    throw new VerificationError({
+      reason: 'schema_invalid',
+      artefact: file,
+      message: `${file} uses keywords Metnos does not support: ${unsupported.slice(0, 5).join(', ')}`,
+    });
+  }
+  for (const ref of [manifest.contract.input_schema, manifest.contract.output_schema]) {
+    const target = schemaRefTarget(schema as Record<string, unknown>, ref);
+    if (target === null || typeof target !== 'object') {
+      throw new VerificationError({
+        reason: 'schema_invalid',
+        artefact: file,
+        message: `${file} has no definition for ${ref} (named in manifest.toml [contract])`,
+      });
+    }
+  }
+  return schema as Record<string, unknown>;
+}
+
+/** Parses `manifest.sig`. */
+export function parseSignatureFile(text: string): SignatureFile {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new VerificationError({
+      reason: 'signature_malformed',
+      artefact: ARTEFACTS.signature,
+      message: `${ARTEFACTS.signature} is not valid JSON`,
+      cause: error,
+    });
+  }
+  const parsed = signatureFileSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new VerificationError({
+      reason: 'signature_malformed',
+      artefact: ARTEFACTS.signature,
+      message: `${ARTEFACTS.signature}: field "${issue?.path.join('.')}" ${issue?.message}`,
+    });
+  }
+  return parsed.data;
+}
+
+/**
+ * Verifies one executor version directory: the manifest parses, the schema is
+ * usable, the profile matches its lock, every digest matches what was signed,
+ * the key is trusted and the signature is valid. Throws a
+ * {@link VerificationError} naming the cause and, where there is one, the artefact.
+ *
+ * @example
+ * const executor = await verifyExecutor('executors/fs_read', { trustedKeys: [releaseKey] });
+ */
+export async function verifyExecutor(dir: string, settings: VerifySettings): Promise<VerifiedExecutor> {
+  const digest = await loadBlake3();
+  const manifestBytes = await readArtefact(dir, ARTEFACTS.manifest);
+  let manifest: Manifest;
+  try {
+    manifest = parseManifest(manifestBytes.toString('utf8'), join(dir, ARTEFACTS.manifest));
+  } catch (error) {
+    if (!ManifestError.isInstance(error)) throw error;
+    throw new VerificationError({
+      reason: 'manifest_invalid',
+      artefact: ARTEFACTS.manifest,
+      message: error.message,
+      cause: error,
+    });
+  }
+  const codeFileName = manifest.executor.entry;
+  const [codeBytes, schemaBytes, lockBytes, signatureBytes, stamps] = await Promise.all([
+    readArtefact(dir, codeFileName),
+    readArtefact(dir, ARTEFACTS.schema),
+    readArtefact(dir, ARTEFACTS.profileLock),
+    readArtefact(dir, ARTEFACTS.signature),
+    artefactStamps(dir, codeFileName),
+  ]);
+  const schema = checkSchema(schemaBytes.toString('utf8'), manifest);
+
+  const expectedLock = await profileHash(manifest.sandbox);
+  const lock = lockBytes.toString('utf8').trim();
+  if (lock !== expectedLock || manifest.sandbox.hash !== expectedLock) {
+    throw new VerificationError({
+      reason: 'profile_lock_mismatch',
+      artefact: lock !== expectedLock ? ARTEFACTS.profileLock : ARTEFACTS.manifest,
+      message:
+        `the declared [sandbox] profile of ${manifest.executor.name}@${manifest.executor.version} does not match ` +
+        `${lock !== expectedLock ? 'profile.lock' : '[sandbox].hash'}: the profile changed without re-signing`,
+    });
+  }
+
+  const signatureFile = parseSignatureFile(signatureBytes.toString('utf8'));
+  const digests = {
+    manifest: digest(manifestBytes),
+    code: digest(codeBytes),
+    schema: digest(schemaBytes),
+    profileLock: digest(lockBytes),
+  };
+  const signed = {
+    manifest: signatureFile.digests.manifest,
+    code: signatureFile.digests.code,
+    schema: signatureFile.digests.schema,
+    profileLock: signatureFile.digests.profile_lock,
+  };
+  const artefactNames = {
+    manifest: ARTEFACTS.manifest,
+    code: codeFileName,
+    schema: ARTEFACTS.schema,
+    profileLock: ARTEFACTS.profileLock,
+  };
+  for (const key of ['manifest', 'code', 'schema', 'profileLock'] as const) {
+    if (digests[key] !== signed[key]) {
+      throw new VerificationError({
+        reason: 'digest_mismatch',
+        artefact: artefactNames[key],
+        message: `${artefactNames[key]} of ${manifest.executor.name}@${manifest.executor.version} was modified after signing (digest mismatch)`,
+      });
+    }
+  }
+
+  const key = settings.trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
+  if (!key) {
+    throw new VerificationError({
+      reason: 'untrusted_key',
+      artefact: ARTEFACTS.signature,
+      message: `${manifest.executor.name}@${manifest.executor.version} is signed by ${signatureFile.key_id}, which is not a trusted key`,
+    });
+  }
+  const statement = {
+    keyId: signatureFile.key_id,
+    name: manifest.executor.name,
+    version: manifest.executor.version,
+    ...digests,
+  };
+  const signature = new Uint8Array(Buffer.from(signatureFile.signature, 'base64'));
+  if (!verifyStatement(statement, signature, key, settings.backend)) {
+    throw new VerificationError({
+      reason: 'signature_invalid',
+      artefact: ARTEFACTS.signature,
+      message: `the signature of ${manifest.executor.name}@${manifest.executor.version} does not verify with ${key.keyId} (forged or corrupted)`,
+    });
+  }
+
+  return {
+    name: manifest.executor.name,
+    version: manifest.executor.version,
+    dir,
+    codeFile: join(dir, codeFileName),
+    manifest,
+    schema,
+    digests,
+    keyId: key.keyId,
+    stamps,
+  };
+}
+
