@@ -210,8 +210,10 @@ export function createCatalog(settings: CatalogSettings) {
     };
   }
 
+  /** The signature of a version as stored, used to tell a re-signed copy from the same one. */
   async function signatureDigest(dir: string): Promise<string> {
-    return (await readFile(join(dir, ARTEFACTS.signature), 'utf8').catch(() => '')).trim();
+    const text = await readFile(join(dir, ARTEFACTS.signature), 'utf8').catch(() => '');
+    return /"signature":\s*"([^"]+)"/.exec(text)?.[1] ?? '';
   }
 
   /** Admits a verified version through the rollback ledger and lifecycle. Returns a refusal or undefined. */
@@ -288,7 +290,7 @@ export function createCatalog(settings: CatalogSettings) {
               message: `${candidate.dir}: manifest version ${executor.version} does not match the folder ${candidate.folderVersion}`,
             });
           }
-          return { candidate, executor, signature: await signatureDigest(candidate.dir) };
+          return { candidate, executor, signature: executor.signature };
         } catch (error) {
           return { candidate, error, signature: await signatureDigest(candidate.dir) };
         }

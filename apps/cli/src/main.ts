@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+import { MetnosError } from '@metnos/executor-sdk';
+import { doctorCommand } from './commands/doctor.ts';
+import { executorCommand } from './commands/executor.ts';
+import { keysCommand } from './commands/keys.ts';
+import { type CliIo, CliFailure, processIo } from './output.ts';
+
+export const HELP = `metnos — the Metnos command line
+
+Usage:
+  metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
+  metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
+  metnos doctor                                 what isolation this host supports
+
+Run \`metnos <command> --help\` for the options of each command.
+`;
+
+/** Runs one CLI command; returns the exit code. Never throws. */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'keys':
+        return await keysCommand(rest, io);
+      case 'executor':
+      case 'executors':
+        return await executorCommand(rest, io);
+      case 'doctor':
+        return await doctorCommand(rest, io);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(HELP);
+        return command === undefined ? 2 : 0;
+      default:
+        io.err(`unknown command "${command}"\n\n${HELP}`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof CliFailure) {
+      io.err(error.message);
+      return error.exitCode;
+    }
+    if (MetnosError.isInstance(error)) {
+      io.err(`error: ${error.message}`);
+      return 1;
+    }
+    if ((error as { code?: string })?.code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`${(error as Error).message}\nRun \`metnos ${command} --help\`.`);
+      return 2;
+    }
+    io.err(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await runCli(process.argv.slice(2));
+}

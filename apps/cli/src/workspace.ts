@@ -1,0 +1,45 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { findWorkspaceConfig, loadTrustedKeys, type PublicKey, type WorkspaceConfig } from '@metnos/executor-sdk';
+
+/** Where the CLI works: the user's directory, the workspace config, the executors folder. */
+export interface CliPlace {
+  /** The directory the user ran the command from. */
+  cwd: string;
+  config: WorkspaceConfig | undefined;
+  /** The executors folder: `--executors`, else metnos.toml's, else `./executors` when present, else the cwd. */
+  executors: string;
+  /** The workspace root (audit log, files executors may touch). */
+  workspace: string;
+  configDir: string | undefined;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+}
+
+/** Resolves a user-supplied path against the directory the user ran the command from. */
+export function userPath(place: { cwd: string }, path: string): string {
+  return isAbsolute(path) ? path : resolve(place.cwd, path);
+}
+
+/** Reads the environment once, at the edge. `pnpm metnos` runs from the repo root; INIT_CWD is where the user was. */
+export async function resolvePlace(options: { executors?: string; workspace?: string; configDir?: string }): Promise<CliPlace> {
+  const cwd = process.env.INIT_CWD || process.cwd();
+  const config = await findWorkspaceConfig(cwd);
+  let executors: string;
+  if (options.executors) executors = userPath({ cwd }, options.executors);
+  else if (config) executors = config.executors;
+  else if (await isDirectory(join(cwd, 'executors'))) executors = join(cwd, 'executors');
+  else executors = cwd;
+  const workspace = options.workspace ? userPath({ cwd }, options.workspace) : (config?.root ?? cwd);
+  return { cwd, config, executors, workspace, configDir: options.configDir };
+}
+
+/** Trusted keys for this place: metnos.toml's list plus the user's trust list. */
+export function trustedKeys(place: CliPlace, start?: string): Promise<PublicKey[]> {
+  return loadTrustedKeys(start ?? place.cwd, { configDir: place.configDir });
+}
