@@ -72,7 +72,7 @@ export {
 } from './runner.ts';
 export { type ScaffoldOptions, scaffoldExecutor } from './scaffold.ts';
 export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
-export { SIGNATURE_TAG, type SignatureBackend, type SignatureStatement, statementBytes, verifyStatement } from './signature.ts';
+export { SIGNATURE_TAG, type SignatureBackend, type SignatureStatement, statementBytes, verifyStatement, verifyStatementAsync } from './signature.ts';
 export { resolveConfigDir } from './settings.ts';
 export { artefactStamps, type VerifiedExecutor, type VerifySettings, verifyExecutor } from './verify.ts';
 export { type BirthCallOptions, type BirthHarnessSettings, createBirthHarness } from './birth.ts';

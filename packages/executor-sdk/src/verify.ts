@@ -7,7 +7,7 @@ import { loadBlake3 } from './hash.ts';
 import type { PublicKey } from './keys.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
 import { profileHash } from './profile.ts';
-import { type SignatureBackend, type SignatureFile, signatureFileSchema, verifyStatement } from './signature.ts';
+import { type SignatureBackend, type SignatureFile, signatureFileSchema, verifyStatementAsync } from './signature.ts';
 
 /** An executor version that passed every check, ready to invoke. */
 export interface VerifiedExecutor {
@@ -242,7 +242,7 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
     ...digests,
   };
   const signature = new Uint8Array(Buffer.from(signatureFile.signature, 'base64'));
-  if (!verifyStatement(statement, signature, key, settings.backend)) {
+  if (!(await verifyStatementAsync(statement, signature, key, settings.backend))) {
     throw new VerificationError({
       reason: 'signature_invalid',
       artefact: ARTEFACTS.signature,
