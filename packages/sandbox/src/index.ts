@@ -1,0 +1,1 @@
+export { birth } from './birth.ts';
