@@ -1,0 +1,14 @@
+{
+  "v": 1,
+  "alg": "ed25519",
+  "key_id": "ed25519:bad29eb27998c9d7",
+  "name": "fs_list",
+  "version": "1.0.0",
+  "digests": {
+    "manifest": "blake3:c5a8dd499f22e44014f697282f6ce3c57f28f06b6b2bd26a6e1a729e83f311b8",
+    "code": "blake3:3e9fa3a24be7c94f899aea4d9ecec4b7b713d559b4d7895ae7ed898a043ff1ea",
+    "schema": "blake3:3b5497557e62056e80a901350436c2f5413cee28b2cf6f135e6c2a435e54b4cd",
+    "profile_lock": "blake3:8bdfc7b97c2d56d0aa63e2c2e8620e8a07d1a79638dd3e07e5ef87b8a5ed4875"
+  },
+  "signature": "hrcMcSwpqXUmGKglvDzxW0y6sFPT2hYMYvyVPAm8hE8NQQkHvybkgFVpOvRW+3MS9QZ2fy21EAvmPrwTSvHwAQ=="
+}
