@@ -1,0 +1,81 @@
+/** What the pre-filter needs to know about an executor. */
+export interface PrefilterEntry {
+  name: string;
+  summary: string;
+  affinity: readonly string[];
+}
+
+/** One ranked candidate. */
+export interface RankedCandidate<Entry extends PrefilterEntry = PrefilterEntry> {
+  entry: Entry;
+  score: number;
+}
+
+/** Settings of {@link prefilter}. */
+export interface PrefilterSettings {
+  /** Fewest candidates passed on when the top one is clearly ahead. Default 5. */
+  kMin?: number;
+  /** Most candidates passed on when nothing stands out. Default 40. */
+  kMax?: number;
+}
+
+/** The result: the chosen candidates, K, and how sure the ranking was. */
+export interface PrefilterResult<Entry extends PrefilterEntry = PrefilterEntry> {
+  candidates: RankedCandidate<Entry>[];
+  k: number;
+  /** (top − second) / top, 0 when nothing matched. */
+  confidence: number;
+  tokens: string[];
+}
+
+/**
+ * Lowercase, accent-folded alphanumeric tokens: "Leggi il FILE già" →
+ * ["leggi", "il", "file", "gia"].
+ */
+export function tokenize(text: string): string[] {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((token) => token.length > 0);
+}
+
+/**
+ * Ranks executors against a request with bag-of-words: each request token
+ * that appears in an executor's affinity keywords (or name parts) counts 2,
+ * one that appears in its summary counts 1. K adapts to the confidence of the
+ * top candidate: a clear winner sends `kMin` candidates (without zero scores),
+ * a flat ranking sends up to `kMax`.
+ *
+ * @example
+ * const { candidates } = prefilter('fetch https://example.com', catalogEntries);
+ * candidates[0].entry.name; // 'web_fetch'
+ */
+export function prefilter<Entry extends PrefilterEntry>(
+  request: string,
+  entries: readonly Entry[],
+  settings: PrefilterSettings = {},
+): PrefilterResult<Entry> {
+  const kMin = settings.kMin ?? 5;
+  const kMax = settings.kMax ?? 40;
+  const tokens = [...new Set(tokenize(request))];
+  const ranked = entries.map((entry) => {
+    const affinity = new Set([...entry.affinity.flatMap(tokenize), ...tokenize(entry.name)]);
+    const summary = new Set(tokenize(entry.summary));
+    let score = 0;
+    for (const token of tokens) {
+      if (affinity.has(token)) score += 2;
+      else if (summary.has(token)) score += 1;
+    }
+    return { entry, score };
+  });
+  ranked.sort((a, b) => b.score - a.score || a.entry.name.localeCompare(b.entry.name));
+  const top = ranked[0]?.score ?? 0;
+  const second = ranked[1]?.score ?? 0;
+  const confidence = top === 0 ? 0 : (top - second) / top;
+  const k = Math.max(kMin, Math.min(kMax, Math.round(kMax - confidence * (kMax - kMin))));
+  let candidates = ranked.slice(0, k);
+  if (top > 0 && confidence >= 0.5) candidates = candidates.filter((candidate) => candidate.score > 0);
+  return { candidates, k, confidence, tokens };
+}

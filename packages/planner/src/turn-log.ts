@@ -1,0 +1,54 @@
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** One step of a turn as the log records it. */
+export interface TurnLogStep {
+  number: number;
+  tokens_in: number;
+  tokens_out: number;
+  latency_ms: number;
+  tool: string | null;
+  raw_args: unknown;
+  resolved_args: unknown;
+  validation: 'ok' | 'rejected' | 'skipped';
+  vaglio: { approved: boolean; blocked_by: string | null; score: number; reason: string } | null;
+  sandbox: string | null;
+  result: unknown;
+}
+
+/** One line per turn. */
+export interface TurnLogEntry {
+  turn_id: string;
+  ts_start: number;
+  ts_end: number;
+  user_query: string;
+  mode: 'local' | 'online' | 'hybrid';
+  routed_mode?: 'local' | 'online';
+  candidates: string[];
+  steps: TurnLogStep[];
+  final_message: string;
+  final_kind: string;
+  tokens: { input: number; output: number };
+  cost_usd: number | undefined;
+}
+
+/**
+ * The append-only turn log: one JSON line per turn in `<dir>/YYYY-MM-DD.jsonl`.
+ *
+ * @example
+ * const log = createTurnLog({ dir: '~/.local/share/metnos/turns' });
+ */
+export function createTurnLog(settings: { dir: string }) {
+  let ready: Promise<unknown> | undefined;
+  return {
+    dir: settings.dir,
+    async append(entry: TurnLogEntry): Promise<void> {
+      ready ??= mkdir(settings.dir, { recursive: true });
+      await ready;
+      const day = new Date(entry.ts_start * 1000).toISOString().slice(0, 10);
+      await appendFile(join(settings.dir, `${day}.jsonl`), `${JSON.stringify(entry)}\n`, { flag: 'a' });
+    },
+  };
+}
+
+export type TurnLog = ReturnType<typeof createTurnLog>;
