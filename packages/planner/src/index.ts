@@ -3,6 +3,7 @@ export type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall, ToolS
 export { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
 export {
   type PrefilterEntry,
+  STOP_WORDS,
   type PrefilterResult,
   type PrefilterSettings,
   prefilter,

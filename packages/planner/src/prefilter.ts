@@ -29,6 +29,20 @@ export interface PrefilterResult<Entry extends PrefilterEntry = PrefilterEntry> 
 }
 
 /**
+ * Words too common to say anything about a request (English and Italian).
+ * Without this list "the" in a summary outranks every real match.
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a an the and or but of to in on at by for with from into as is are was were be been it its this that these those ' +
+    'me my i you your we our they them he she his her what which who whom how when where why do does did can could ' +
+    'would should will shall may might must please tell show give get let just all any some there here then than so ' +
+    'il lo la i gli le un uno una di da in con su per tra fra e o ma che chi cosa come dove quando perche del della dei ' +
+    'delle degli al alla ai alle nel nella nei sul sulla mi ti ci vi si ne non piu per favore mio mia tuo tua'
+  ).split(' '),
+);
+
+/**
  * Lowercase, accent-folded alphanumeric tokens: "Leggi il FILE già" →
  * ["leggi", "il", "file", "gia"].
  */
@@ -42,7 +56,7 @@ export function tokenize(text: string): string[] {
 }
 
 /**
- * Ranks executors against a request with bag-of-words: each request token
+ * Ranks executors against a request with bag-of-words (stop words dropped): each request token
  * that appears in an executor's affinity keywords (or name parts) counts 2,
  * one that appears in its summary counts 1. K adapts to the confidence of the
  * top candidate: a clear winner sends `kMin` candidates (without zero scores),
@@ -59,10 +73,10 @@ export function prefilter<Entry extends PrefilterEntry>(
 ): PrefilterResult<Entry> {
   const kMin = settings.kMin ?? 5;
   const kMax = settings.kMax ?? 40;
-  const tokens = [...new Set(tokenize(request))];
+  const tokens = [...new Set(tokenize(request))].filter((token) => !STOP_WORDS.has(token));
   const ranked = entries.map((entry) => {
     const affinity = new Set([...entry.affinity.flatMap(tokenize), ...tokenize(entry.name)]);
-    const summary = new Set(tokenize(entry.summary));
+    const summary = new Set(tokenize(entry.summary).filter((token) => !STOP_WORDS.has(token)));
     let score = 0;
     for (const token of tokens) {
       if (affinity.has(token)) score += 2;
