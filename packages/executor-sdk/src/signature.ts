@@ -1,4 +1,4 @@
-import { verify as nodeVerify } from 'node:crypto';
+import { verify as nodeVerify, type webcrypto } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
 import { type PublicKey, nodePublicKey, type SigningKey } from './keys.ts';
@@ -101,9 +101,9 @@ export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key:
  */
 export type SignatureBackend = 'webcrypto' | 'node' | 'noble';
 
-const subtleKeys = new Map<string, Promise<CryptoKey>>();
+const subtleKeys = new Map<string, Promise<webcrypto.CryptoKey>>();
 
-function subtleKey(key: PublicKey): Promise<CryptoKey> {
+function subtleKey(key: PublicKey): Promise<webcrypto.CryptoKey> {
   let imported = subtleKeys.get(key.keyId);
   if (!imported) {
     imported = crypto.subtle.importKey('raw', key.publicKey, { name: 'Ed25519' }, false, ['verify']);

@@ -96,7 +96,7 @@ function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown 
 }
 
 /** Parses `schema.json` and checks the manifest's references and the keyword subset. */
-export function checkSchema(text: string, manifest: Manifest, file = ARTEFACTS.schema): Record<string, unknown> {
+export function checkSchema(text: string, manifest: Manifest, file: string = ARTEFACTS.schema): Record<string, unknown> {
   let schema: unknown;
   try {
     schema = JSON.parse(text);
