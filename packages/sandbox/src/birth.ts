@@ -1,10 +1,21 @@
-import { createBirthHarness, createProcessRunner, type ExecutorRunner } from '@metnos/executor-sdk';
+import { createBirthHarness, type ExecutorRunner } from '@metnos/executor-sdk';
+import { createSandboxRunner } from './runner.ts';
 
 let shared: ExecutorRunner | undefined;
 
 /**
- * The birth-test harness for one executor folder, running every case through
- * the one runner this process shares.
+ * The runner birth tests share in this process: the sandbox runner with its
+ * defaults, created (and the host probed) on first use.
+ */
+export function sharedSandboxRunner(): ExecutorRunner {
+  shared ??= createSandboxRunner();
+  return shared;
+}
+
+/**
+ * The birth-test harness for one executor folder. Every case runs the way
+ * Metnos runs it for real: verified, policy-checked and isolated by the one
+ * sandbox runner this process shares.
  *
  * @example
  * import { birth } from '@metnos/sandbox/birth';
@@ -12,7 +23,5 @@ let shared: ExecutorRunner | undefined;
  * expect(await executor.invoke({ path: 'a.txt' }, { workspace })).toMatchObject({ ok: true });
  */
 export function birth(dir: string): ReturnType<typeof createBirthHarness> {
-  // First version: the plain runner below the declared tier (results say belowDeclared). Replaced by the sandbox runner.
-  shared ??= createProcessRunner({ enforceMinimumTier: false });
-  return createBirthHarness(dir, { runner: shared });
+  return createBirthHarness(dir, { runner: sharedSandboxRunner() });
 }

@@ -1,1 +1,28 @@
-export { birth } from './birth.ts';
+export { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
+export { birth, sharedSandboxRunner } from './birth.ts';
+export { type DomainRule, domainAllowed, isInternalAddress, parseDomainRule } from './domains.ts';
+export { type EgressProxy, type EgressProxySettings, type Lookup, startEgressProxy } from './egress-proxy.ts';
+export { SandboxError } from './errors.ts';
+export { DEVICES_ALLOWED, ETC_READABLE, type ForbiddenSet, forbiddenSet, HOME_SECRETS, SYSTEM_FORBIDDEN } from './forbidden.ts';
+export { defaultHelperCacheDir, ensureHelper, HELPER_SOURCE, type HelperStatus } from './helper.ts';
+export {
+  type DoctorFinding,
+  type DoctorReport,
+  doctor,
+  formatDoctorReport,
+  type HostReport,
+  type LayerName,
+  type LayerReport,
+  type ProbeSettings,
+  probeHost,
+} from './host-probe.ts';
+export {
+  type ArgumentCheckContext,
+  checkArguments,
+  type PolicyRule,
+  type PolicyViolation,
+  type ResolvedProfile,
+  resolveProfile,
+} from './policy.ts';
+export { type ResolvedPath, resolveReal } from './resolve-path.ts';
+export { createSandboxRunner, FULL_TIER_CAPABILITIES, type SandboxRunner, type SandboxRunnerSettings } from './runner.ts';

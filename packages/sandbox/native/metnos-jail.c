@@ -1,0 +1,415 @@
+/*
+ * metnos-jail: restricts itself, then execs the executor process.
+ *
+ * Runs inside the bubblewrap sandbox (tiers standard and full) or directly
+ * (tier basic). In order:
+ *   1. joins the cgroups named with --cgroup (host side, before bwrap),
+ *   2. sets resource limits (--rlimit NAME=VALUE),
+ *   3. opens the forwarder socket (--forward PORT:UNIX_SOCKET) and forks the
+ *      relay that carries TCP connections on 127.0.0.1:PORT inside the empty
+ *      network namespace to the host proxy's unix socket,
+ *   4. applies a Landlock ruleset (--landlock with --ro/--rx/--rw/--dev paths
+ *      and --tcp-connect ports),
+ *   5. sets no_new_privs and loads the seccomp filter (--seccomp),
+ *   6. execs the command after "--".
+ * With --probe it prints what the kernel supports and exits.
+ *
+ * Built from source by @metnos/sandbox (gcc, libseccomp linked statically).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* Landlock UAPI, declared here so older kernel headers still build. */
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)
+#define LL_FS_TRUNCATE (1ULL << 14)
+#define LL_FS_IOCTL_DEV (1ULL << 15)
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+struct ll_ruleset_attr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port_attr {
+  uint64_t allowed_access;
+  uint64_t port;
+};
+
+#define MAX_ITEMS 256
+
+enum access_kind { ACCESS_RO, ACCESS_RX, ACCESS_RW, ACCESS_DEV };
+
+struct path_rule {
+  const char *path;
+  enum access_kind kind;
+};
+
+static struct path_rule path_rules[MAX_ITEMS];
+static int path_rule_count = 0;
+static uint64_t tcp_ports[MAX_ITEMS];
+static int tcp_port_count = 0;
+static const char *cgroup_files[16];
+static int cgroup_file_count = 0;
+
+static void die(const char *what) {
+  dprintf(2, "metnos-jail: %s: %s\n", what, strerror(errno));
+  _exit(125);
+}
+
+static void die_message(const char *message) {
+  dprintf(2, "metnos-jail: %s\n", message);
+  _exit(125);
+}
+
+static int landlock_abi(void) {
+  long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : (int)abi;
+}
+
+static uint64_t fs_rights_for_abi(int abi) {
+  uint64_t rights = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR |
+                    LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK |
+                    LL_FS_MAKE_FIFO | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM;
+  if (abi >= 2) rights |= LL_FS_REFER;
+  if (abi >= 3) rights |= LL_FS_TRUNCATE;
+  if (abi >= 5) rights |= LL_FS_IOCTL_DEV;
+  return rights;
+}
+
+static uint64_t rights_for(enum access_kind kind, int is_dir, uint64_t handled) {
+  const uint64_t file_only = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
+  uint64_t rights = 0;
+  switch (kind) {
+  case ACCESS_RO:
+    rights = LL_FS_READ_FILE | LL_FS_READ_DIR;
+    break;
+  case ACCESS_RX:
+    rights = LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE;
+    break;
+  case ACCESS_RW:
+    /* No device, fifo or socket nodes, no execution of written files. */
+    rights = LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE |
+             LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SYM | LL_FS_REFER | LL_FS_TRUNCATE;
+    break;
+  case ACCESS_DEV:
+    rights = LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV;
+    break;
+  }
+  if (!is_dir) rights &= file_only;
+  return rights & handled;
+}
+
+static void apply_landlock(void) {
+  int abi = landlock_abi();
+  if (abi < 1) die_message("Landlock is not available on this kernel");
+  struct ll_ruleset_attr attr = {0};
+  size_t attr_size = sizeof(uint64_t);
+  attr.handled_access_fs = fs_rights_for_abi(abi);
+  if (abi >= 4) {
+    attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+    attr_size = 2 * sizeof(uint64_t);
+  }
+  if (abi >= 6) {
+    attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+    attr_size = sizeof(attr);
+  }
+  int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0);
+  if (ruleset < 0) die("landlock_create_ruleset");
+  for (int i = 0; i < path_rule_count; i++) {
+    int fd = open(path_rules[i].path, O_PATH | O_CLOEXEC);
+    if (fd < 0) continue; /* absent from this view: nothing to allow */
+    struct stat info;
+    if (fstat(fd, &info) != 0) die("fstat");
+    struct ll_path_beneath_attr rule = {
+        .allowed_access = rights_for(path_rules[i].kind, S_ISDIR(info.st_mode), attr.handled_access_fs),
+        .parent_fd = fd,
+    };
+    if (rule.allowed_access != 0 && syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0) {
+      dprintf(2, "metnos-jail: landlock rule for %s: %s\n", path_rules[i].path, strerror(errno));
+      _exit(125);
+    }
+    close(fd);
+  }
+  if (abi >= 4) {
+    for (int i = 0; i < tcp_port_count; i++) {
+      struct ll_net_port_attr rule = {.allowed_access = LL_NET_CONNECT_TCP, .port = tcp_ports[i]};
+      if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &rule, 0) != 0) die("landlock net rule");
+    }
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+  if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) die("landlock_restrict_self");
+  close(ruleset);
+}
+
+static void deny(scmp_filter_ctx filter, int syscall_number) {
+  if (syscall_number < 0) return; /* not on this architecture */
+  if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall_number, 0) != 0) die_message("seccomp rule");
+}
+
+static void apply_seccomp(int allow_unix) {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == NULL) die_message("seccomp_init failed");
+  const char *denied[] = {
+      "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root", "chroot", "move_mount",
+      "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "bpf", "keyctl", "add_key",
+      "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "unshare", "setns",
+      "perf_event_open", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+      "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl",
+      "lookup_dcookie", "iopl", "ioperm", "vhangup", "personality", "uselib", "add_key", "fanotify_init",
+      "landlock_create_ruleset", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+  };
+  for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) deny(filter, seccomp_syscall_resolve_name(denied[i]));
+  const uint64_t namespace_flags = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                                   CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME;
+  for (int bit = 0; bit < 64; bit++) {
+    uint64_t flag = 1ULL << bit;
+    if ((namespace_flags & flag) == 0) continue;
+    if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)) != 0)
+      die_message("seccomp clone rule");
+  }
+  /* clone3 passes its flags in memory the filter cannot read: make libc fall back to clone. */
+  if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) die_message("seccomp clone3 rule");
+  if (!allow_unix &&
+      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)) != 0)
+    die_message("seccomp socket rule");
+  seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCSTI));
+  seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCLINUX));
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+  if (seccomp_load(filter) != 0) die_message("seccomp_load failed");
+  seccomp_release(filter);
+}
+
+static void relay(int tcp, const char *socket_path) {
+  int upstream = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (upstream < 0) _exit(1);
+  struct sockaddr_un address = {.sun_family = AF_UNIX};
+  strncpy(address.sun_path, socket_path, sizeof(address.sun_path) - 1);
+  if (connect(upstream, (struct sockaddr *)&address, sizeof(address)) != 0) _exit(1);
+  struct pollfd fds[2] = {{.fd = tcp, .events = POLLIN}, {.fd = upstream, .events = POLLIN}};
+  char buffer[65536];
+  int open_sides = 2;
+  while (open_sides > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      ssize_t count = read(fds[i].fd, buffer, sizeof(buffer));
+      int other = i == 0 ? upstream : tcp;
+      if (count <= 0) {
+        shutdown(other, SHUT_WR);
+        fds[i].fd = -1;
+        open_sides--;
+        continue;
+      }
+      for (ssize_t written = 0; written < count;) {
+        ssize_t step = write(other, buffer + written, (size_t)(count - written));
+        if (step <= 0) _exit(0);
+        written += step;
+      }
+    }
+  }
+  _exit(0);
+}
+
+/* Listens on 127.0.0.1:port in this network namespace; each connection is relayed to the host proxy. */
+static void start_forwarder(const char *spec) {
+  const char *colon = strchr(spec, ':');
+  if (colon == NULL) die_message("--forward expects PORT:SOCKET");
+  int port = atoi(spec);
+  const char *socket_path = colon + 1;
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) die("forwarder socket");
+  int yes = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(listener, (struct sockaddr *)&address, sizeof(address)) != 0) die("forwarder bind");
+  if (listen(listener, 64) != 0) die("forwarder listen");
+  pid_t pid = fork();
+  if (pid < 0) die("fork");
+  if (pid > 0) {
+    close(listener);
+    return;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGCHLD, SIG_IGN);
+  apply_seccomp(1);
+  for (;;) {
+    int connection = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    if (connection < 0) {
+      if (errno == EINTR) continue;
+      _exit(1);
+    }
+    pid_t worker = fork();
+    if (worker == 0) {
+      close(listener);
+      relay(connection, socket_path);
+    }
+    close(connection);
+  }
+}
+
+static void set_limit(const char *spec) {
+  const char *equals = strchr(spec, '=');
+  if (equals == NULL) die_message("--rlimit expects NAME=VALUE");
+  size_t length = (size_t)(equals - spec);
+  unsigned long long value = strtoull(equals + 1, NULL, 10);
+  int resource;
+  if (strncmp(spec, "cpu", length) == 0) resource = RLIMIT_CPU;
+  else if (strncmp(spec, "fsize", length) == 0) resource = RLIMIT_FSIZE;
+  else if (strncmp(spec, "nofile", length) == 0) resource = RLIMIT_NOFILE;
+  else if (strncmp(spec, "nproc", length) == 0) resource = RLIMIT_NPROC;
+  else if (strncmp(spec, "data", length) == 0) resource = RLIMIT_DATA;
+  else if (strncmp(spec, "core", length) == 0) resource = RLIMIT_CORE;
+  else die_message("unknown rlimit");
+  struct rlimit limit = {.rlim_cur = value, .rlim_max = value};
+  if (resource == RLIMIT_CPU) limit.rlim_max = value + 1; /* SIGXCPU first, SIGKILL one second later */
+  if (setrlimit(resource, &limit) != 0) die("setrlimit");
+}
+
+static void join_cgroup(const char *procs_file) {
+  int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die("open cgroup.procs");
+  if (write(fd, "0", 1) != 1) die("join cgroup");
+  close(fd);
+}
+
+static void probe(void) {
+  int abi = landlock_abi();
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  int seccomp_ok = 0;
+  if (filter != NULL) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(1);
+      if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0) != 0) _exit(1);
+      if (seccomp_load(filter) != 0) _exit(1);
+      _exit(syscall(SYS_ptrace, 0, 0, 0, 0) == -1 && errno == EPERM ? 0 : 1);
+    }
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) seccomp_ok = 1;
+    seccomp_release(filter);
+  }
+  printf("{\"landlockAbi\":%d,\"seccomp\":%s}\n", abi, seccomp_ok ? "true" : "false");
+}
+
+int main(int argc, char **argv) {
+  int use_landlock = 0, use_seccomp = 0, allow_unix = 0;
+  const char *forward = NULL;
+  int index = 1;
+  for (; index < argc; index++) {
+    const char *arg = argv[index];
+    const char *value = index + 1 < argc ? argv[index + 1] : NULL;
+    if (strcmp(arg, "--") == 0) {
+      index++;
+      break;
+    } else if (strcmp(arg, "--probe") == 0) {
+      probe();
+      return 0;
+    } else if (strcmp(arg, "--landlock") == 0) {
+      use_landlock = 1;
+    } else if (strcmp(arg, "--seccomp") == 0) {
+      use_seccomp = 1;
+    } else if (strcmp(arg, "--allow-unix") == 0) {
+      allow_unix = 1;
+    } else if (value == NULL) {
+      die_message("missing value for an option");
+    } else if (strcmp(arg, "--ro") == 0 || strcmp(arg, "--rx") == 0 || strcmp(arg, "--rw") == 0 ||
+               strcmp(arg, "--dev") == 0) {
+      if (path_rule_count == MAX_ITEMS) die_message("too many paths");
+      enum access_kind kind = arg[2] == 'r' && arg[3] == 'o'   ? ACCESS_RO
+                              : arg[2] == 'r' && arg[3] == 'x' ? ACCESS_RX
+                              : arg[2] == 'r'                  ? ACCESS_RW
+                                                               : ACCESS_DEV;
+      path_rules[path_rule_count++] = (struct path_rule){.path = value, .kind = kind};
+      index++;
+    } else if (strcmp(arg, "--tcp-connect") == 0) {
+      if (tcp_port_count == MAX_ITEMS) die_message("too many ports");
+      tcp_ports[tcp_port_count++] = strtoull(value, NULL, 10);
+      index++;
+    } else if (strcmp(arg, "--rlimit") == 0) {
+      set_limit(value);
+      index++;
+    } else if (strcmp(arg, "--cgroup") == 0) {
+      if (cgroup_file_count == 16) die_message("too many cgroups");
+      cgroup_files[cgroup_file_count++] = value;
+      index++;
+    } else if (strcmp(arg, "--forward") == 0) {
+      forward = value;
+      index++;
+    } else {
+      dprintf(2, "metnos-jail: unknown option %s\n", arg);
+      return 125;
+    }
+  }
+  if (index >= argc) die_message("no command after --");
+  for (int i = 0; i < cgroup_file_count; i++) join_cgroup(cgroup_files[i]);
+  if (forward != NULL) start_forwarder(forward);
+  if (use_landlock) apply_landlock();
+  if (use_seccomp) apply_seccomp(allow_unix);
+  execv(argv[index], &argv[index]);
+  die("exec");
+  return 125;
+}

@@ -1,0 +1,128 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Which cgroup layout the host offers to this process, if any. */
+export type CgroupLayout = { version: 1; memory: string; pids: string } | { version: 2; root: string };
+
+/** One call's cgroup: the files the helper joins, the OOM check and the cleanup. */
+export interface CallCgroup {
+  /** `cgroup.procs` files the process writes itself into before it starts bwrap. */
+  procsFiles: string[];
+  /** True when the kernel's OOM killer fired inside this cgroup. */
+  oomKilled(): boolean;
+  /** Kills whatever is left and removes the cgroup folders. */
+  destroy(): Promise<void>;
+}
+
+function tryWrite(file: string, value: string): boolean {
+  try {
+    writeFileSync(file, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds a cgroup hierarchy this process may create children in, under
+ * `<root>/memory/metnos` and `<root>/pids/metnos` (v1) or `<root>/metnos`
+ * (v2 with the memory and pids controllers delegated). Returns undefined
+ * when there is none (unprivileged users on v1 hosts, read-only cgroupfs).
+ *
+ * @example
+ * const layout = detectCgroups('/sys/fs/cgroup');
+ */
+export function detectCgroups(root: string): CgroupLayout | undefined {
+  const unified = join(root, 'cgroup.controllers');
+  if (existsSync(unified)) {
+    const controllers = readFileSync(unified, 'utf8');
+    if (!controllers.includes('memory') || !controllers.includes('pids')) return undefined;
+    const base = join(root, 'metnos');
+    try {
+      mkdirSync(base, { recursive: true });
+      if (!tryWrite(join(base, 'cgroup.subtree_control'), '+memory +pids')) return undefined;
+      return { version: 2, root: base };
+    } catch {
+      return undefined;
+    }
+  }
+  const memory = join(root, 'memory', 'metnos');
+  const pids = join(root, 'pids', 'metnos');
+  try {
+    if (!existsSync(join(root, 'memory', 'memory.limit_in_bytes')) || !existsSync(join(root, 'pids'))) return undefined;
+    mkdirSync(memory, { recursive: true });
+    mkdirSync(pids, { recursive: true });
+    const probe = join(memory, `probe-${process.pid}`);
+    mkdirSync(probe, { recursive: true });
+    const writable = tryWrite(join(probe, 'memory.limit_in_bytes'), String(64 * 1024 * 1024));
+    rmdirSync(probe);
+    return writable ? { version: 1, memory, pids } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function killAndRemove(dir: string): void {
+  try {
+    for (const line of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) {
+      const pid = Number(line);
+      if (pid > 0) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+    }
+  } catch {
+    // no such cgroup
+  }
+  rmdirSync(dir);
+}
+
+/**
+ * Creates the cgroups of one call with a memory limit (swap included where
+ * the kernel accounts it) and a process-count limit.
+ */
+export function createCallCgroup(layout: CgroupLayout, id: string, limits: { memoryBytes: number; pids: number }): CallCgroup {
+  const dirs = layout.version === 1 ? [join(layout.memory, id), join(layout.pids, id)] : [join(layout.root, id)];
+  for (const dir of dirs) mkdirSync(dir);
+  const [memoryDir, pidsDir] = layout.version === 1 ? [dirs[0]!, dirs[1]!] : [dirs[0]!, dirs[0]!];
+  if (layout.version === 1) {
+    writeFileSync(join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+    tryWrite(join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+    tryWrite(join(memoryDir, 'memory.swappiness'), '0');
+  } else {
+    writeFileSync(join(memoryDir, 'memory.max'), String(limits.memoryBytes));
+    tryWrite(join(memoryDir, 'memory.swap.max'), '0');
+  }
+  writeFileSync(join(pidsDir, 'pids.max'), String(limits.pids));
+  return {
+    procsFiles: dirs.map((dir) => join(dir, 'cgroup.procs')),
+    oomKilled() {
+      try {
+        const file = layout.version === 1 ? 'memory.oom_control' : 'memory.events';
+        const match = /oom_kill (\d+)/.exec(readFileSync(join(memoryDir, file), 'utf8'));
+        if (match && Number(match[1]) > 0) return true;
+        if (layout.version === 1) return Number(readFileSync(join(memoryDir, 'memory.failcnt'), 'utf8')) > 0;
+        return false;
+      } catch {
+        return false;
+      }
+    },
+    async destroy() {
+      for (const dir of dirs) {
+        for (let attempt = 0; attempt < 50; attempt++) {
+          try {
+            killAndRemove(dir);
+            break;
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+            await sleep(20);
+          }
+        }
+      }
+    },
+  };
+}

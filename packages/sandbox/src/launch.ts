@@ -1,0 +1,235 @@
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { HARNESS_PATH, type IsolationTier, RUNTIME_DIR, tierRank } from '@metnos/executor-sdk';
+import { DEVICES_ALLOWED, ETC_READABLE, type ForbiddenSet } from './forbidden.ts';
+import { findBinary, type HostReport, sharedLibraries } from './host-probe.ts';
+import type { ResolvedProfile } from './policy.ts';
+import { isWithin } from './resolve-path.ts';
+
+/** Inside the sandbox: where the proxy socket appears and the port the relay listens on. */
+export const PROXY_SOCKET_INSIDE = '/run/metnos/proxy.sock';
+export const PROXY_PORT_INSIDE = 3128;
+
+/** Everything {@link planLaunch} needs for one call. */
+export interface LaunchInput {
+  tier: IsolationTier;
+  host: HostReport;
+  codeFile: string;
+  profile: ResolvedProfile;
+  exec: { mode: 'none' | 'allowlist'; binaries: string[] };
+  network: 'none' | 'allowlist';
+  maxDurationMs: number;
+  maxMemoryMb: number;
+  forbidden: ForbiddenSet;
+  /** The call's private temp folder; bound read-write only when the profile lists `$TMP`. */
+  tmpDir: string;
+  tmpGranted: boolean;
+  /** The host side of the proxy socket, when the profile has a network allow-list. */
+  proxySocket?: string;
+  /** cgroup.procs files to join before bwrap starts (root hosts). */
+  cgroupProcs?: string[];
+  limits: { processes: number; openFiles: number; fileBytes: number };
+  binarySearchPath: readonly string[];
+}
+
+/** The command to spawn and what it applies. */
+export interface LaunchPlan {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  layers: string[];
+  notes: string[];
+}
+
+const libraryCache = new Map<string, string[]>();
+
+function librariesOf(binary: string): string[] {
+  let found = libraryCache.get(binary);
+  if (!found) {
+    found = sharedLibraries(binary);
+    libraryCache.set(binary, found);
+  }
+  return found;
+}
+
+/** The binary plus, for a script, its interpreter; each with its shared libraries. */
+function executableClosure(binary: string): string[] {
+  const files = [binary, ...librariesOf(binary)];
+  try {
+    const head = readFileSync(binary, { encoding: 'latin1' }).slice(0, 256);
+    const shebang = /^#!\s*(\S+)/.exec(head);
+    if (shebang?.[1] && existsSync(shebang[1])) files.push(shebang[1], ...librariesOf(shebang[1]));
+  } catch {
+    // unreadable: bwrap will report it
+  }
+  return files;
+}
+
+function depth(path: string): number {
+  return path.split('/').filter(Boolean).length;
+}
+
+/**
+ * Builds the command line for one call at `tier`:
+ * - `none`: `node harness.mjs`;
+ * - `basic`: `helper (rlimits) -- node --permission … harness.mjs`;
+ * - `standard`: `bwrap (namespaces, cap drop, view) -- helper (rlimits, seccomp) -- node …`;
+ * - `full`: as standard plus Landlock in the helper, the egress relay, and on
+ *   hosts with cgroups an outer `helper --cgroup … --` that joins them first.
+ */
+export function planLaunch(input: LaunchInput): LaunchPlan {
+  const { host, tier } = input;
+  const rank = tierRank(tier);
+  const node = host.nodePath;
+  const layers = ['process', 'timeout', 'output-caps'];
+  const notes: string[] = [];
+  const env: Record<string, string> = {
+    PATH: '/nonexistent',
+    HOME: input.tmpDir,
+    TMPDIR: input.tmpDir,
+    LANG: 'C.UTF-8',
+  };
+  const binaries = input.exec.mode === 'allowlist' ? input.exec.binaries : [];
+  const binaryPaths = binaries.map((name) => findBinary(name, input.binarySearchPath)).filter((path): path is string => !!path);
+  if (binaryPaths.length > 0) env.PATH = [...new Set(binaryPaths.map((path) => dirname(path)))].join(':');
+  const readable = [RUNTIME_DIR, input.codeFile, ...input.profile.read, ...input.profile.write];
+  if (input.tmpGranted) readable.push(input.tmpDir);
+  const writable = [...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
+
+  const nodeArgs = ['--disable-warning=ExperimentalWarning', `--max-old-space-size=${input.maxMemoryMb}`];
+  if (rank >= tierRank('basic')) {
+    nodeArgs.push('--permission', ...readable.map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
+    if (binaries.length > 0) nodeArgs.push('--allow-child-process');
+    layers.push('node-permission', 'heap-limit');
+  }
+  nodeArgs.push(HARNESS_PATH);
+  if (rank === tierRank('none')) {
+    notes.push('no isolation: a plain child process');
+    return { command: node, args: nodeArgs, env, cwd: input.tmpDir, layers, notes };
+  }
+
+  const helper = host.helperPath!;
+  const inner: string[] = [
+    '--rlimit',
+    `cpu=${Math.ceil(input.maxDurationMs / 1000) + 1}`,
+    '--rlimit',
+    `fsize=${input.limits.fileBytes}`,
+    '--rlimit',
+    `nofile=${input.limits.openFiles}`,
+    '--rlimit',
+    `data=${(input.maxMemoryMb + 1024) * 1024 * 1024}`,
+    '--rlimit',
+    'core=0',
+  ];
+  layers.push('rlimits');
+  if (rank === tierRank('basic')) {
+    notes.push(
+      'tier basic: no namespaces, so the network is not isolated and binaries are not filtered beyond the Node permission model',
+      'tier basic: no process-count limit (RLIMIT_NPROC needs the user namespace of tier standard)',
+    );
+    notes.push(`memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only, no cgroup)`);
+    return { command: helper, args: [...inner, '--', node, ...nodeArgs], env, cwd: input.tmpDir, layers, notes };
+  }
+
+  // standard and full: bubblewrap around the helper
+  inner.push('--rlimit', `nproc=${input.limits.processes}`);
+  const runtimeFiles = new Set<string>([node, ...host.nodeLibraries, helper, RUNTIME_DIR, input.codeFile]);
+  const executables = new Set<string>([node, ...host.nodeLibraries]);
+  for (const binary of binaryPaths) {
+    for (const file of executableClosure(binary)) {
+      runtimeFiles.add(file);
+      executables.add(file);
+    }
+  }
+  const etcFiles = ETC_READABLE.filter((file) => existsSync(file) && ['/etc/ld.so.cache', '/etc/localtime'].includes(file));
+  const binds: Array<{ path: string; kind: 'ro' | 'rw' | 'try-ro' | 'try-rw' }> = [];
+  for (const file of runtimeFiles) binds.push({ path: file, kind: 'ro' });
+  for (const file of etcFiles) binds.push({ path: file, kind: 'ro' });
+  for (const path of input.profile.read) binds.push({ path, kind: 'try-ro' });
+  for (const path of input.profile.write) binds.push({ path, kind: 'try-rw' });
+  if (input.tmpGranted) binds.push({ path: input.tmpDir, kind: 'rw' });
+  binds.sort((left, right) => depth(left.path) - depth(right.path));
+
+  const bwrap: string[] = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--unshare-cgroup-try',
+    '--uid',
+    '65534',
+    '--gid',
+    '65534',
+    '--hostname',
+    'metnos',
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--dev',
+    '/dev',
+  ];
+  for (const bind of binds) {
+    const flag = { ro: '--ro-bind', rw: '--bind', 'try-ro': '--ro-bind-try', 'try-rw': '--bind-try' }[bind.kind];
+    bwrap.push(flag, bind.path, bind.path);
+  }
+  // secrets inside a granted tree (a home's .ssh, the workspace's .audit) are covered by empty read-only mounts
+  const roots = [...input.profile.read, ...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
+  for (const mask of new Set(input.forbidden.masks)) {
+    if (!roots.some((root) => root !== mask && isWithin(mask, root))) continue;
+    let info: ReturnType<typeof statSync> | undefined;
+    try {
+      info = statSync(mask);
+    } catch {
+      info = undefined;
+    }
+    if (!info || realpathSync(mask) !== mask) continue;
+    if (info.isDirectory()) bwrap.push('--tmpfs', mask, '--remount-ro', mask);
+    else bwrap.push('--ro-bind', '/dev/null', mask);
+  }
+  if (input.proxySocket) bwrap.push('--ro-bind', input.proxySocket, PROXY_SOCKET_INSIDE);
+  bwrap.push('--remount-ro', '/', '--chdir', input.tmpGranted ? input.tmpDir : '/');
+  for (const [key, value] of Object.entries(env)) bwrap.push('--setenv', key, value);
+  layers.push('bubblewrap', 'user-ns', 'mount-ns', 'pid-ns', 'ipc-ns', 'uts-ns', 'net-ns', 'cap-drop-all', 'no-new-privs', 'seccomp');
+
+  if (input.proxySocket) {
+    const proxyUrl = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
+    for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) bwrap.push('--setenv', key, proxyUrl);
+    bwrap.push('--setenv', 'NODE_USE_ENV_PROXY', '1');
+    inner.push('--forward', `${PROXY_PORT_INSIDE}:${PROXY_SOCKET_INSIDE}`);
+    layers.push('egress-proxy');
+  }
+
+  if (rank >= tierRank('full')) {
+    inner.push('--landlock');
+    for (const file of runtimeFiles) inner.push(executables.has(file) ? '--rx' : '--ro', file);
+    for (const file of etcFiles) inner.push('--ro', file);
+    for (const path of input.profile.read) inner.push('--ro', path);
+    for (const path of writable) inner.push('--rw', path);
+    for (const device of DEVICES_ALLOWED) inner.push('--dev', device);
+    if (input.proxySocket) inner.push('--tcp-connect', String(PROXY_PORT_INSIDE));
+    layers.push('landlock');
+    if (host.landlockAbi >= 4) layers.push('landlock-net');
+    if (host.landlockAbi >= 6) layers.push('landlock-scope');
+  }
+  inner.push('--seccomp');
+
+  let command = host.bwrapPath!;
+  let args = [...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
+  if (rank >= tierRank('full') && input.cgroupProcs && input.cgroupProcs.length > 0) {
+    args = [...input.cgroupProcs.flatMap((file) => ['--cgroup', file]), '--', command, ...args];
+    command = helper;
+    layers.push('cgroup-memory', 'cgroup-pids');
+    notes.push(`memory: cgroup v${host.cgroups?.version} limit ${input.maxMemoryMb} MB; processes: ${input.limits.processes}`);
+  } else {
+    notes.push(
+      `memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only: no cgroup on this host); processes: RLIMIT_NPROC ${input.limits.processes}`,
+    );
+  }
+  if (input.network === 'allowlist' && !input.proxySocket) notes.push('network: none reachable (no proxy)');
+  return { command, args, env: { PATH: '/usr/bin:/bin' }, cwd: input.tmpDir, layers, notes };
+}

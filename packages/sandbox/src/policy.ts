@@ -1,0 +1,257 @@
+import { statSync } from 'node:fs';
+import { posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ExpandedProfile } from '@metnos/executor-sdk';
+import { type DomainRule, domainAllowed, parseDomainRule } from './domains.ts';
+import { type ForbiddenSet, forbiddenTreeOf, SYSTEM_FORBIDDEN, secretInodes } from './forbidden.ts';
+import { isWithin, resolveReal } from './resolve-path.ts';
+
+/** Which rule a refused call broke. */
+export type PolicyRule =
+  | 'forbidden-path'
+  | 'outside-allow-list'
+  | 'hardlink-to-secret'
+  | 'special-file'
+  | 'domain-not-allowed'
+  | 'ip-literal'
+  | 'profile-forbidden-path'
+  | 'profile-too-broad'
+  | 'profile-bad-domain';
+
+/** A refusal before any process starts: data for the caller and the audit line. */
+export interface PolicyViolation {
+  rule: PolicyRule;
+  /** JSON pointer of the argument at fault (`/path`), or `profile` for the profile itself. */
+  where: string;
+  /** The value as given (cut to 200 characters). */
+  value: string;
+  /** The real path it resolved to, for path rules. */
+  real?: string;
+  message: string;
+}
+
+/** The allow-lists of one call, resolved to real paths. */
+export interface ResolvedProfile {
+  read: string[];
+  write: string[];
+  domains: DomainRule[];
+}
+
+/** Keys whose string values are paths even when relative (`notes/a.md` under the workspace). */
+const PATH_KEYS = new Set([
+  'path',
+  'paths',
+  'file',
+  'files',
+  'filename',
+  'filepath',
+  'dir',
+  'dirs',
+  'directory',
+  'folder',
+  'src',
+  'source',
+  'sources',
+  'dest',
+  'destination',
+  'target',
+  'cwd',
+  'root',
+  'from',
+  'to',
+  'output',
+  'input_path',
+  'output_path',
+]);
+
+const URL_PATTERN = /^(https?|wss?|ftp):\/\/\S+$/i;
+const ABSOLUTE_PATH_PATTERN = /^(\/|~\/|~$|file:\/\/)\S*$/;
+
+function cut(value: string): string {
+  return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+}
+
+/** Systems trees that a profile entry may not contain: binding their parent would expose them. */
+function tooBroad(real: string): boolean {
+  return SYSTEM_FORBIDDEN.some((tree) => real !== tree && isWithin(tree, real));
+}
+
+/**
+ * Checks the profile itself and resolves its allow-lists. An entry inside a
+ * core forbidden tree, or one so broad it contains a system tree (`/`,
+ * `/var`), is refused; secret folders inside an allowed home are masked later.
+ */
+export function resolveProfile(profile: ExpandedProfile, forbidden: ForbiddenSet): ResolvedProfile | PolicyViolation {
+  const resolveList = (entries: readonly string[], write: boolean): string[] | PolicyViolation => {
+    const out: string[] = [];
+    for (const entry of entries) {
+      const { real } = resolveReal(entry);
+      const tree = forbiddenTreeOf(real, forbidden, write) ?? forbiddenTreeOf(posix.normalize(entry), forbidden, write);
+      if (tree) {
+        return {
+          rule: 'profile-forbidden-path',
+          where: 'profile',
+          value: cut(entry),
+          real,
+          message: `the profile grants ${entry}, inside the core forbidden path ${tree}; no profile can grant it`,
+        };
+      }
+      if (tooBroad(real)) {
+        return {
+          rule: 'profile-too-broad',
+          where: 'profile',
+          value: cut(entry),
+          real,
+          message: `the profile grants ${entry}, which contains system trees (/etc, /proc, /root …); name narrower folders`,
+        };
+      }
+      out.push(real);
+    }
+    return out;
+  };
+  const read = resolveList(profile.fs.read, false);
+  if (!Array.isArray(read)) return read;
+  const write = resolveList(profile.fs.write, true);
+  if (!Array.isArray(write)) return write;
+  const domains: DomainRule[] = [];
+  if (profile.network.mode === 'allowlist') {
+    for (const entry of profile.network.domains) {
+      const rule = parseDomainRule(entry);
+      if (typeof rule === 'string') {
+        return { rule: 'profile-bad-domain', where: 'profile', value: cut(entry), message: `network allow-list: ${rule}` };
+      }
+      domains.push(rule);
+    }
+  }
+  return { read, write, domains };
+}
+
+/** What {@link checkArguments} needs beside the arguments. */
+export interface ArgumentCheckContext {
+  profile: ResolvedProfile;
+  forbidden: ForbiddenSet;
+  workspace: string;
+  home: string;
+}
+
+function checkPath(value: string, where: string, context: ArgumentCheckContext): PolicyViolation | undefined {
+  let absolute: string;
+  if (value.startsWith('file://')) {
+    try {
+      absolute = fileURLToPath(value);
+    } catch {
+      return { rule: 'outside-allow-list', where, value: cut(value), message: `${where}: "${cut(value)}" is not a usable file URL` };
+    }
+  } else if (value === '~' || value.startsWith('~/')) {
+    absolute = posix.join(context.home, value.slice(1));
+  } else {
+    absolute = posix.resolve(context.workspace, value);
+  }
+  const lexical = posix.normalize(absolute);
+  const { real, exists } = resolveReal(absolute);
+  const allowed = [...context.profile.read, ...context.profile.write];
+  for (const candidate of [lexical, real]) {
+    const tree = forbiddenTreeOf(candidate, context.forbidden, false);
+    if (tree) {
+      return {
+        rule: 'forbidden-path',
+        where,
+        value: cut(value),
+        real,
+        message: `${where}: "${cut(value)}" leads to ${real}, inside the core forbidden path ${tree}`,
+      };
+    }
+  }
+  if (!allowed.some((root) => isWithin(real, root))) {
+    return {
+      rule: 'outside-allow-list',
+      where,
+      value: cut(value),
+      real,
+      message: `${where}: "${cut(value)}" leads to ${real}, outside the profile's file allow-lists (${allowed.join(', ') || 'none'})`,
+    };
+  }
+  if (exists) {
+    let info: ReturnType<typeof statSync> | undefined;
+    try {
+      info = statSync(real);
+    } catch {
+      info = undefined;
+    }
+    if (info && (info.isBlockDevice() || info.isCharacterDevice() || info.isSocket())) {
+      return { rule: 'special-file', where, value: cut(value), real, message: `${where}: ${real} is a device or socket` };
+    }
+    if (info?.isFile() && info.nlink > 1 && secretInodes(context.forbidden).has(`${info.dev}:${info.ino}`)) {
+      return {
+        rule: 'hardlink-to-secret',
+        where,
+        value: cut(value),
+        real,
+        message: `${where}: ${real} is a hardlink to a file inside a core forbidden path`,
+      };
+    }
+  }
+  return undefined;
+}
+
+function checkUrl(value: string, where: string, context: ArgumentCheckContext): PolicyViolation | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (/^[\d.]+$/.test(host) || host.includes(':')) {
+    return { rule: 'ip-literal', where, value: cut(value), message: `${where}: "${cut(value)}" names an IP address; only allow-listed domains are reachable` };
+  }
+  const port = url.port ? Number(url.port) : url.protocol === 'http:' || url.protocol === 'ws:' ? 80 : url.protocol === 'ftp:' ? 21 : 443;
+  if (!domainAllowed(host, port, context.profile.domains)) {
+    return {
+      rule: 'domain-not-allowed',
+      where,
+      value: cut(value),
+      message: `${where}: ${host}:${port} is not on the profile's network allow-list`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Checks call arguments against the resolved profile: every path-like value
+ * (absolute, `~/…`, `file://…`, or any string under a path key such as `path`
+ * or `dest`) must resolve inside the allow-lists and outside the core
+ * forbidden set; every whole-string URL must name an allow-listed domain.
+ * Returns the first violation, or undefined.
+ *
+ * @example
+ * checkArguments({ path: '/etc/passwd' }, context); // { rule: 'outside-allow-list', … }
+ */
+export function checkArguments(args: unknown, context: ArgumentCheckContext): PolicyViolation | undefined {
+  const visit = (value: unknown, pointer: string, key: string | undefined, depth: number): PolicyViolation | undefined => {
+    if (depth > 32) return undefined;
+    if (typeof value === 'string') {
+      if (URL_PATTERN.test(value)) return checkUrl(value, pointer || '/', context);
+      const pathKey = key !== undefined && PATH_KEYS.has(key.toLowerCase());
+      if ((pathKey && value.length > 0 && !/[\n\0]/.test(value)) || ABSOLUTE_PATH_PATTERN.test(value)) {
+        return checkPath(value, pointer || '/', context);
+      }
+      return undefined;
+    }
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        const found = visit(value[index], `${pointer}/${index}`, key, depth + 1);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    if (value !== null && typeof value === 'object') {
+      for (const [name, item] of Object.entries(value)) {
+        const found = visit(item, `${pointer}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, name, depth + 1);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  return visit(args, '', undefined, 0);
+}

@@ -1,0 +1,62 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { posix } from 'node:path';
+
+/** Where a path really leads, resolved one component at a time. */
+export interface ResolvedPath {
+  /** The physical path: every symlink followed, `..` applied after the symlink before it. */
+  real: string;
+  /** False when some trailing component does not exist yet (a file about to be written). */
+  exists: boolean;
+}
+
+const MAX_SYMLINKS = 40;
+
+/**
+ * Resolves `path` like the kernel does: component by component, following
+ * each symlink (including magic ones such as `/proc/self/root`) before the
+ * next `..` is applied. Missing trailing components are kept as written, so
+ * a file about to be created resolves under its real parent.
+ *
+ * @example
+ * resolveReal('/tmp/ws/link-to-ssh/id_rsa'); // { real: '/root/.ssh/id_rsa', exists: true }
+ */
+export function resolveReal(path: string): ResolvedPath {
+  const pending = posix.resolve('/', path).split('/').filter(Boolean);
+  let current = '/';
+  let hops = 0;
+  while (pending.length > 0) {
+    const part = pending.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      current = posix.dirname(current);
+      continue;
+    }
+    const next = posix.join(current, part);
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(next).isSymbolicLink();
+    } catch {
+      return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
+    }
+    if (!isLink) {
+      current = next;
+      continue;
+    }
+    if (++hops > MAX_SYMLINKS) return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
+    }
+    if (target.startsWith('/')) current = '/';
+    pending.unshift(...target.split('/').filter(Boolean));
+  }
+  return { real: current, exists: true };
+}
+
+/** True when `path` is `root` or lies below it (both normalised absolute paths). */
+export function isWithin(path: string, root: string): boolean {
+  if (root === '/') return true;
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+}

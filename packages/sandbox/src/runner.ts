@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  type ChildReport,
+  type ExecutorRunner,
+  type ExecutorResult,
+  expandProfile,
+  exitKind,
+  failure,
+  harnessRequest,
+  ISOLATION_TIERS,
+  type IsolationRecord,
+  type IsolationTier,
+  type RunReport,
+  type RunRequest,
+  refusal,
+  runChild,
+  tierRank,
+} from '@metnos/executor-sdk';
+import { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
+import { type CallCgroup, createCallCgroup } from './cgroup.ts';
+import { type EgressProxy, type Lookup, startEgressProxy } from './egress-proxy.ts';
+import { SandboxError } from './errors.ts';
+import { forbiddenSet } from './forbidden.ts';
+import { type HostReport, probeHost } from './host-probe.ts';
+import { planLaunch } from './launch.ts';
+import { checkArguments, type PolicyViolation, resolveProfile } from './policy.ts';
+
+/** Manifest capabilities that only the full tier may run. */
+export const FULL_TIER_CAPABILITIES = ['code:exec'] as const;
+
+/** Settings of {@link createSandboxRunner}: host-wide things, never per workspace. */
+export interface SandboxRunnerSettings {
+  /**
+   * The strongest tier to apply (default `full`). The runner applies the
+   * weaker of this and what the host supports; calls whose profile demands
+   * more are refused with `IsolationUnavailable`.
+   */
+  tier?: IsolationTier;
+  /** Where refusals are written. Default: `<workspace>/.audit/sandbox/*.jsonl`. `false` writes nothing. */
+  audit?: SandboxAudit | false;
+  /**
+   * Operator-configured egress targets for allow-listed domains, e.g.
+   * `{ 'api.telegram.org': '127.0.0.1:8081' }` for tests against loopback
+   * servers. Profiles can never set these.
+   */
+  hostOverrides?: Readonly<Record<string, string>>;
+  /** The cgroup filesystem root (default `/sys/fs/cgroup`); `false` never uses cgroups. */
+  cgroupRoot?: string | false;
+  /** Folder for the compiled helper. Default `~/.cache/metnos/sandbox` (or a per-uid temp folder). */
+  helperCacheDir?: string;
+  /** The Node binary for executors. Default: the current one. */
+  nodePath?: string;
+  /** The user's home, for `$HOME`, `~` and the secrets under it. Default: `os.homedir()`. */
+  home?: string;
+  /** Where per-call temp folders are made. Default: `os.tmpdir()`. */
+  tmpRoot?: string;
+  /** Caps beside the profile's own: processes (64), open files (256), bytes per written file (1 GiB). */
+  limits?: { processes?: number; openFiles?: number; fileBytes?: number };
+  /** Folders searched for `bwrap` and allow-listed binaries. Default: /usr/local/bin, /usr/bin, /bin. */
+  binarySearchPath?: readonly string[];
+  /** DNS for the egress proxy (tests). */
+  lookup?: Lookup;
+}
+
+/** The sandbox runner: an {@link ExecutorRunner} plus what it found on the host. */
+export interface SandboxRunner extends ExecutorRunner {
+  /** The probe behind this runner's tier. */
+  readonly host: HostReport;
+}
+
+const STDERR_CAP = 256 * 1024;
+
+function validateSettings(settings: SandboxRunnerSettings): void {
+  if (settings.tier !== undefined && !ISOLATION_TIERS.includes(settings.tier)) {
+    throw new SandboxError({ setting: 'tier', message: `tier must be one of ${ISOLATION_TIERS.join(', ')}` });
+  }
+  for (const [domain, target] of Object.entries(settings.hostOverrides ?? {})) {
+    if (!/^[a-z0-9.-]+$/.test(domain) || !/^(\[[0-9a-f:]+\]|[a-z0-9.-]+):\d{1,5}$/i.test(target)) {
+      throw new SandboxError({
+        setting: 'hostOverrides',
+        message: `hostOverrides["${domain}"] = "${target}": expected a lowercase domain mapped to "host:port"`,
+      });
+    }
+  }
+}
+
+/** Turns kernel-limit deaths into `ResourceLimit` with the limit named. */
+function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb: number): ExecutorResult {
+  const result = report.result;
+  if (result.ok || result.error.class !== 'Crashed') return result;
+  const isolation = result.isolation;
+  const stderr = report.stderr;
+  if (cgroup?.oomKilled() || /heap out of memory|Reached heap limit|Fatal process out of memory|Failed to allocate memory/i.test(stderr)) {
+    return failure('ResourceLimit', `the executor ran out of its ${memoryMb} MB memory limit and was stopped`, { isolation });
+  }
+  const code = report.exitCode ?? 0;
+  if (report.exitSignal === 'SIGXCPU' || code === 128 + 24) {
+    return failure('ResourceLimit', 'the executor used up its CPU time limit and was stopped', { isolation });
+  }
+  if (report.exitSignal === 'SIGXFSZ' || code === 128 + 25) {
+    return failure('ResourceLimit', 'the executor wrote a file larger than the file-size limit', { isolation });
+  }
+  return result;
+}
+
+/**
+ * Creates the runner every executor call goes through: policy check first
+ * (arguments against the declared profile and the core forbidden paths; a
+ * violation starts nothing), then the strongest isolation the host allows,
+ * up to `settings.tier`, around the SDK's own child-process path
+ * (`runChild` + `harnessRequest`). Every result carries an isolation record
+ * naming the layers applied.
+ *
+ * @example
+ * const runner = createSandboxRunner({ hostOverrides: { 'api.telegram.org': '127.0.0.1:8081' } });
+ * const invoker = createInvoker({ catalog, runner, audit });
+ * const result = await invoker.invoke('fs_read', { path: 'notes.md' }, { workspace, caller: { kind: 'cli' } });
+ */
+export function createSandboxRunner(settings: SandboxRunnerSettings = {}): SandboxRunner {
+  validateSettings(settings);
+  const host = probeHost({
+    nodePath: settings.nodePath,
+    helperCacheDir: settings.helperCacheDir,
+    cgroupRoot: settings.cgroupRoot,
+    binarySearchPath: settings.binarySearchPath,
+  });
+  const ceiling = settings.tier ?? 'full';
+  const tier: IsolationTier = tierRank(host.strongest) < tierRank(ceiling) ? host.strongest : ceiling;
+  const audit = settings.audit === false ? undefined : (settings.audit ?? createSandboxAudit());
+  const home = resolve(settings.home ?? homedir());
+  const homes = [...new Set([home, '/root'])];
+  const limits = {
+    processes: settings.limits?.processes ?? 64,
+    openFiles: settings.limits?.openFiles ?? 256,
+    fileBytes: settings.limits?.fileBytes ?? 1024 * 1024 * 1024,
+  };
+  const binarySearchPath = settings.binarySearchPath ?? ['/usr/local/bin', '/usr/bin', '/bin'];
+
+  async function refuse(
+    request: RunRequest,
+    errorClass: 'PolicyViolation' | 'IsolationUnavailable',
+    message: string,
+    violation?: PolicyViolation,
+  ): Promise<RunReport> {
+    const entry: SandboxAuditEntry = {
+      ts: new Date().toISOString(),
+      trace_id: request.context.traceId,
+      executor: request.executor.name,
+      version: request.executor.version,
+      event: errorClass === 'PolicyViolation' ? 'policy_violation' : 'isolation_unavailable',
+      error_class: errorClass,
+      ...(violation ? { rule: violation.rule, where: violation.where, value: violation.value, real: violation.real } : {}),
+      message,
+    };
+    try {
+      await audit?.append(request.context.workspace, entry);
+    } catch {
+      // the invoker's own audit line still records the refusal
+    }
+    const report = refusal(errorClass, message, { tier, layers: [] });
+    if (violation && !report.result.ok) {
+      report.result.metadata = { rule: violation.rule, where: violation.where, ...(violation.real ? { real: violation.real } : {}) };
+    }
+    return report;
+  }
+
+  async function run(request: RunRequest): Promise<RunReport> {
+    const { executor, args, context, signal } = request;
+    const declared = executor.manifest.sandbox;
+    if (tierRank(declared.min_tier) > tierRank(tier)) {
+      const missing =
+        tierRank(declared.min_tier) > tierRank(host.strongest)
+          ? host.tiers[declared.min_tier].missing.join('; ')
+          : `this runner is capped at tier "${ceiling}" by its settings`;
+      return refuse(request, 'IsolationUnavailable', `${executor.name} requires isolation tier "${declared.min_tier}"; this host applies "${tier}": missing ${missing}`);
+    }
+    const needsFull = executor.manifest.executor.capabilities.filter((capability) =>
+      (FULL_TIER_CAPABILITIES as readonly string[]).includes(capability),
+    );
+    if (needsFull.length > 0 && tier !== 'full') {
+      return refuse(request, 'IsolationUnavailable', `${executor.name} has capability ${needsFull.join(', ')}, which runs only at tier "full"; this host applies "${tier}"`);
+    }
+    const workspace = resolve(context.workspace);
+    const forbidden = forbiddenSet({ homes, workspace });
+    const tmpDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-call-'));
+    let netDir: string | undefined;
+    let proxy: EgressProxy | undefined;
+    let cgroup: CallCgroup | undefined;
+    try {
+      const expanded = expandProfile(declared, { workspace, tmpDir, home });
+      const profile = resolveProfile(expanded, forbidden);
+      if ('rule' in profile) return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
+      const violation = checkArguments(args, { profile, forbidden, workspace, home });
+      if (violation) return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
+
+      const standardOrMore = tierRank(tier) >= tierRank('standard');
+      if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
+        netDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-net-'));
+        proxy = await startEgressProxy({
+          socketPath: join(netDir, 'proxy.sock'),
+          rules: profile.domains,
+          hostOverrides: settings.hostOverrides,
+          lookup: settings.lookup,
+        });
+      }
+      if (tier === 'full' && host.cgroups) {
+        cgroup = createCallCgroup(host.cgroups, `call-${randomUUID()}`, {
+          memoryBytes: declared.max_memory_mb * 1024 * 1024,
+          pids: limits.processes,
+        });
+      }
+      const tmpGranted = declared.fs.read.concat(declared.fs.write).some((entry) => /^\$TMP(\/|$)/.test(entry));
+      const plan = planLaunch({
+        tier,
+        host,
+        codeFile: executor.codeFile,
+        profile,
+        exec: declared.exec,
+        network: declared.network.mode,
+        maxDurationMs: declared.max_duration_ms,
+        maxMemoryMb: declared.max_memory_mb,
+        forbidden,
+        tmpDir,
+        tmpGranted,
+        proxySocket: proxy?.socketPath,
+        cgroupProcs: cgroup?.procsFiles,
+        limits,
+        binarySearchPath,
+      });
+      const notes = [...plan.notes];
+      if (declared.network.mode === 'allowlist') notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+      const isolation: IsolationRecord = { tier, layers: plan.layers, notes };
+      const report = await runChild({
+        command: plan.command,
+        args: plan.args,
+        env: plan.env,
+        cwd: plan.cwd,
+        input: harnessRequest(executor, args, context, { tmpDir, workspace }, expanded),
+        timeoutMs: declared.max_duration_ms,
+        maxStdoutBytes: declared.max_output_bytes,
+        maxStderrBytes: STDERR_CAP,
+        isolation,
+        signal,
+      });
+      if (proxy && proxy.refusals.length > 0) notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
+      const result = classify(report, cgroup, declared.max_memory_mb);
+      const exit = result === report.result ? exitKind(report) : 'crash';
+      return { result, durationMs: report.durationMs, stdout: report.stdout, exit };
+    } finally {
+      await Promise.all([
+        proxy?.close(),
+        cgroup?.destroy(),
+        rm(tmpDir, { recursive: true, force: true }),
+        netDir ? rm(netDir, { recursive: true, force: true }) : undefined,
+      ]);
+    }
+  }
+
+  return { tier, host, run };
+}
