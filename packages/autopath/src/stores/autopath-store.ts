@@ -1,0 +1,349 @@
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq, gt } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { blob, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';
+
+export const clusters = sqliteTable('clusters', {
+  id: text('id').primaryKey(),
+  centroid: blob('centroid', { mode: 'buffer' }).notNull(),
+  members: integer('members').notNull(),
+  createdAt: text('created_at').notNull(),
+});
+
+export const autopaths = sqliteTable('autopaths', {
+  id: text('id').primaryKey(),
+  clusterId: text('cluster_id').notNull(),
+  intentHash: text('intent_hash').notNull(),
+  planHash: text('plan_hash').notNull(),
+  template: text('template').notNull(),
+  slots: text('slots').notNull(),
+  tools: text('tools').notNull(),
+  uses: integer('uses').notNull(),
+  successes: integer('successes').notNull(),
+  failures: integer('failures').notNull(),
+  totalLatencyMs: real('total_latency_ms').notNull(),
+  feedbackUp: integer('feedback_up').notNull(),
+  feedbackDown: integer('feedback_down').notNull(),
+  score: real('score').notNull(),
+  status: text('status', { enum: ['candidate', 'champion', 'challenger', 'retired'] }).notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+export const antiAutopaths = sqliteTable('anti_autopaths', {
+  id: text('id').primaryKey(),
+  intentHash: text('intent_hash').notNull(),
+  planHash: text('plan_hash').notNull(),
+  reason: text('reason').notNull(),
+  failures: integer('failures').notNull(),
+  expiresAt: text('expires_at').notNull(),
+  createdAt: text('created_at').notNull(),
+});
+
+export const observations = sqliteTable('observations', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  ts: text('ts').notNull(),
+  turnId: text('turn_id').notNull(),
+  request: text('request').notNull(),
+  intentHash: text('intent_hash'),
+  planHash: text('plan_hash'),
+  plan: text('plan'),
+  layer: text('layer').notNull(),
+  latencyMs: real('latency_ms').notNull(),
+  vector: blob('vector', { mode: 'buffer' }),
+  outcome: text('outcome', { enum: ['success', 'failure'] }).notNull(),
+  errorClass: text('error_class'),
+  feedback: text('feedback', { enum: ['up', 'down', 'retry'] }),
+});
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS clusters (id TEXT PRIMARY KEY, centroid BLOB NOT NULL, members INTEGER NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS autopaths (
+  id TEXT PRIMARY KEY, cluster_id TEXT NOT NULL, intent_hash TEXT NOT NULL, plan_hash TEXT NOT NULL,
+  template TEXT NOT NULL, slots TEXT NOT NULL, tools TEXT NOT NULL, uses INTEGER NOT NULL, successes INTEGER NOT NULL,
+  failures INTEGER NOT NULL, total_latency_ms REAL NOT NULL, feedback_up INTEGER NOT NULL, feedback_down INTEGER NOT NULL,
+  score REAL NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  UNIQUE (cluster_id, plan_hash)
+);
+CREATE INDEX IF NOT EXISTS autopaths_intent ON autopaths (intent_hash);
+CREATE TABLE IF NOT EXISTS anti_autopaths (
+  id TEXT PRIMARY KEY, intent_hash TEXT NOT NULL, plan_hash TEXT NOT NULL, reason TEXT NOT NULL,
+  failures INTEGER NOT NULL, expires_at TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (intent_hash, plan_hash)
+);
+CREATE TABLE IF NOT EXISTS observations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, turn_id TEXT NOT NULL, request TEXT NOT NULL,
+  intent_hash TEXT, plan_hash TEXT, plan TEXT, layer TEXT NOT NULL, latency_ms REAL NOT NULL, vector BLOB,
+  outcome TEXT NOT NULL, error_class TEXT, feedback TEXT
+);
+CREATE INDEX IF NOT EXISTS observations_turn ON observations (turn_id);
+CREATE TRIGGER IF NOT EXISTS observations_append_only BEFORE DELETE ON observations
+BEGIN SELECT RAISE(ABORT, 'observations are append-only'); END;
+`;
+
+/** Promotion and exclusion rules. */
+export interface AutopathRules {
+  /** Cosine at or above which a request joins an existing cluster. Default 0.8. */
+  clusterThreshold?: number;
+  /** Successes before a plan becomes a cluster's champion. Default 2. */
+  promoteAfter?: number;
+  /** Uses a challenger needs before it may replace the champion. Default 3. */
+  challengerMinUses?: number;
+  /** Failures of one plan for one intent before it becomes an anti-autopath. Default 2. */
+  antiAfter?: number;
+  /** How long an anti-autopath lasts. Default 30 days. */
+  antiDays?: number;
+}
+
+/** A stored autopath as the engine reads it. */
+export interface AutopathEntry {
+  id: string;
+  clusterId: string;
+  intentHash: string;
+  planHash: string;
+  template: unknown;
+  slots: string[];
+  tools: Array<{ name: string; version: string }>;
+  uses: number;
+  successes: number;
+  failures: number;
+  score: number;
+  status: 'candidate' | 'champion' | 'challenger' | 'retired';
+}
+
+/** Composite score: Laplace success rate, nudged by feedback, discounted by latency. */
+export function compositeScore(row: { uses: number; successes: number; feedbackUp: number; feedbackDown: number; totalLatencyMs: number }): number {
+  const rate = (row.successes + 1) / (row.uses + 2);
+  const feedback = Math.max(0.5, Math.min(1.5, 1 + 0.1 * (row.feedbackUp - row.feedbackDown)));
+  const averageLatency = row.uses > 0 ? row.totalLatencyMs / row.uses : 0;
+  return rate * feedback * (1 / (1 + averageLatency / 10_000));
+}
+
+function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry {
+  return {
+    id: row.id,
+    clusterId: row.clusterId,
+    intentHash: row.intentHash,
+    planHash: row.planHash,
+    template: JSON.parse(row.template),
+    slots: JSON.parse(row.slots),
+    tools: JSON.parse(row.tools),
+    uses: row.uses,
+    successes: row.successes,
+    failures: row.failures,
+    score: row.score,
+    status: row.status,
+  };
+}
+
+/**
+ * The L1 Autopath store: `autopaths` (plans that worked, per semantic
+ * cluster, with counters, a composite score and champion/challenger status),
+ * `anti_autopaths` (plans that failed repeatedly, with a reason and an
+ * expiry) and `observations` (append-only: one row per turn).
+ *
+ * @example
+ * const store = createAutopathStore({ path: 'workspace/.runtime/autopath.sqlite' });
+ * const cluster = store.assignCluster(vector);
+ * store.recordSuccess({ clusterId: cluster.id, intentHash, planHash, template, slots, tools, latencyMs: 120 });
+ */
+export function createAutopathStore(location: StoreLocation & { rules?: AutopathRules; clock?: () => Date; ids?: () => string }) {
+  const { client, owned } = openDatabase(location);
+  client.exec(SCHEMA);
+  const db = drizzle(client);
+  const clock = location.clock ?? (() => new Date());
+  const ids = location.ids ?? randomUUID;
+  const rules = {
+    clusterThreshold: location.rules?.clusterThreshold ?? 0.8,
+    promoteAfter: location.rules?.promoteAfter ?? 2,
+    challengerMinUses: location.rules?.challengerMinUses ?? 3,
+    antiAfter: location.rules?.antiAfter ?? 2,
+    antiDays: location.rules?.antiDays ?? 30,
+  };
+
+  function rescore(id: string): void {
+    const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();
+    if (row) db.update(autopaths).set({ score: compositeScore(row), updatedAt: clock().toISOString() }).where(eq(autopaths.id, id)).run();
+  }
+
+  function settleCluster(clusterId: string): void {
+    const rows = db.select().from(autopaths).where(eq(autopaths.clusterId, clusterId)).all();
+    const champion = rows.find((row) => row.status === 'champion');
+    for (const row of rows) {
+      if (row.status === 'retired' || row.id === champion?.id) continue;
+      if (!champion) {
+        if (row.successes >= rules.promoteAfter) {
+          db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
+          return settleCluster(clusterId);
+        }
+        continue;
+      }
+      if (row.successes > 0 && row.status === 'candidate') db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, row.id)).run();
+      if (row.uses >= rules.challengerMinUses && row.score > champion.score) {
+        db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, champion.id)).run();
+        db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
+        return;
+      }
+    }
+  }
+
+  const store = {
+    rules,
+    /** Puts a vector in the nearest cluster (updating its centroid) or starts a new one. */
+    assignCluster(vector: Float32Array): { id: string; score: number; created: boolean } {
+      const nearest = store.nearestCluster(vector);
+      if (nearest && nearest.score >= rules.clusterThreshold) {
+        const row = db.select().from(clusters).where(eq(clusters.id, nearest.id)).get()!;
+        const centroid = blobToVector(row.centroid)!;
+        const members = row.members + 1;
+        let norm = 0;
+        for (let index = 0; index < centroid.length; index++) {
+          centroid[index] = centroid[index]! + (vector[index]! - centroid[index]!) / members;
+          norm += centroid[index]! ** 2;
+        }
+        norm = Math.sqrt(norm) || 1;
+        for (let index = 0; index < centroid.length; index++) centroid[index] = centroid[index]! / norm;
+        db.update(clusters).set({ centroid: vectorToBlob(centroid), members }).where(eq(clusters.id, row.id)).run();
+        return { id: row.id, score: nearest.score, created: false };
+      }
+      const id = ids();
+      db.insert(clusters).values({ id, centroid: vectorToBlob(vector), members: 1, createdAt: clock().toISOString() }).run();
+      return { id, score: 1, created: true };
+    },
+    /** The cluster whose centroid is closest to the vector. */
+    nearestCluster(vector: Float32Array): { id: string; score: number } | undefined {
+      let best: { id: string; score: number } | undefined;
+      for (const row of db.select().from(clusters).all()) {
+        const centroid = blobToVector(row.centroid);
+        if (!centroid || centroid.length !== vector.length) continue;
+        const score = dot(vector, centroid);
+        if (!best || score > best.score) best = { id: row.id, score };
+      }
+      return best;
+    },
+    /** Records a plan that worked for a cluster and intent; promotes per the rules. */
+    recordSuccess(input: { clusterId: string; intentHash: string; planHash: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; latencyMs: number }): AutopathEntry {
+      const now = clock().toISOString();
+      const existing = db.select().from(autopaths).where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash))).get();
+      if (existing) {
+        db.update(autopaths)
+          .set({ uses: existing.uses + 1, successes: existing.successes + 1, totalLatencyMs: existing.totalLatencyMs + input.latencyMs, updatedAt: now })
+          .where(eq(autopaths.id, existing.id))
+          .run();
+        rescore(existing.id);
+      } else {
+        const id = ids();
+        const row = {
+          id, clusterId: input.clusterId, intentHash: input.intentHash, planHash: input.planHash,
+          template: JSON.stringify(input.template), slots: JSON.stringify(input.slots), tools: JSON.stringify(input.tools),
+          uses: 1, successes: 1, failures: 0, totalLatencyMs: input.latencyMs, feedbackUp: 0, feedbackDown: 0,
+          score: 0, status: 'candidate' as const, createdAt: now, updatedAt: now,
+        };
+        db.insert(autopaths).values({ ...row, score: compositeScore(row) }).run();
+      }
+      settleCluster(input.clusterId);
+      return toEntry(db.select().from(autopaths).where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash))).get()!);
+    },
+    /** Records a failure; repeated failures of one plan for one intent make an anti-autopath. */
+    recordFailure(input: { intentHash: string; planHash: string; reason: string; clusterId?: string }): { anti: boolean } {
+      const now = clock();
+      for (const row of db.select().from(autopaths).where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash))).all()) {
+        db.update(autopaths).set({ uses: row.uses + 1, failures: row.failures + 1, updatedAt: now.toISOString() }).where(eq(autopaths.id, row.id)).run();
+        rescore(row.id);
+      }
+      const anti = db.select().from(antiAutopaths).where(and(eq(antiAutopaths.intentHash, input.intentHash), eq(antiAutopaths.planHash, input.planHash))).get();
+      const failures = (anti?.failures ?? 0) + 1;
+      const expiresAt = new Date(now.getTime() + rules.antiDays * 86_400_000).toISOString();
+      if (anti) db.update(antiAutopaths).set({ failures, reason: input.reason, expiresAt: failures >= rules.antiAfter ? expiresAt : anti.expiresAt }).where(eq(antiAutopaths.id, anti.id)).run();
+      else db.insert(antiAutopaths).values({ id: ids(), intentHash: input.intentHash, planHash: input.planHash, reason: input.reason, failures, expiresAt: failures >= rules.antiAfter ? expiresAt : now.toISOString(), createdAt: now.toISOString() }).run();
+      const isAnti = failures >= rules.antiAfter;
+      if (isAnti) {
+        db.update(autopaths).set({ status: 'retired' }).where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash))).run();
+      }
+      return { anti: isAnti };
+    },
+    /** True while an unexpired anti-autopath covers this plan for this intent. */
+    isAnti(intentHash: string, planHash: string): boolean {
+      const row = db.select().from(antiAutopaths).where(and(eq(antiAutopaths.intentHash, intentHash), eq(antiAutopaths.planHash, planHash), gt(antiAutopaths.expiresAt, clock().toISOString()))).get();
+      return row !== undefined && row.failures >= rules.antiAfter;
+    },
+    /** Plans excluded for an intent (anti-autopaths in force). */
+    antiFor(intentHash: string): Array<{ planHash: string; reason: string; expiresAt: string }> {
+      return db
+        .select()
+        .from(antiAutopaths)
+        .where(and(eq(antiAutopaths.intentHash, intentHash), gt(antiAutopaths.expiresAt, clock().toISOString())))
+        .all()
+        .filter((row) => row.failures >= rules.antiAfter)
+        .map((row) => ({ planHash: row.planHash, reason: row.reason, expiresAt: row.expiresAt }));
+    },
+    /** The champion of a cluster, unless an anti-autopath excludes it. */
+    champion(clusterId: string): AutopathEntry | undefined {
+      const row = db.select().from(autopaths).where(and(eq(autopaths.clusterId, clusterId), eq(autopaths.status, 'champion'))).get();
+      if (!row || store.isAnti(row.intentHash, row.planHash)) return undefined;
+      return toEntry(row);
+    },
+    /** The best champion for an exact intent hash. */
+    championForIntent(intentHash: string): AutopathEntry | undefined {
+      const rows = db.select().from(autopaths).where(and(eq(autopaths.intentHash, intentHash), eq(autopaths.status, 'champion'))).orderBy(desc(autopaths.score)).all();
+      const row = rows.find((candidate) => !store.isAnti(candidate.intentHash, candidate.planHash));
+      return row ? toEntry(row) : undefined;
+    },
+    list(): AutopathEntry[] {
+      return db.select().from(autopaths).all().map(toEntry);
+    },
+    /** Appends one observation; returns its id. */
+    observe(input: { turnId: string; request: string; intentHash?: string; planHash?: string; plan?: unknown; layer: string; latencyMs: number; vector?: Float32Array; outcome: 'success' | 'failure'; errorClass?: string }): number {
+      const result = db
+        .insert(observations)
+        .values({
+          ts: clock().toISOString(),
+          turnId: input.turnId,
+          request: input.request,
+          intentHash: input.intentHash ?? null,
+          planHash: input.planHash ?? null,
+          plan: input.plan === undefined ? null : JSON.stringify(input.plan),
+          layer: input.layer,
+          latencyMs: input.latencyMs,
+          vector: input.vector ? vectorToBlob(input.vector) : null,
+          outcome: input.outcome,
+          errorClass: input.errorClass ?? null,
+          feedback: null,
+        })
+        .run();
+      return Number(result.lastInsertRowid);
+    },
+    /**
+     * Records feedback for a turn as a new observation row (the log stays
+     * append-only) and applies it to the autopath that served or was learned.
+     */
+    feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean {
+      const original = db.select().from(observations).where(eq(observations.turnId, turnId)).orderBy(desc(observations.id)).get();
+      if (!original) return false;
+      db.insert(observations).values({ ...original, id: undefined, ts: clock().toISOString(), feedback: kind }).run();
+      if (original.planHash && original.intentHash) {
+        for (const row of db.select().from(autopaths).where(and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash))).all()) {
+          db.update(autopaths)
+            .set(kind === 'up' ? { feedbackUp: row.feedbackUp + 1 } : { feedbackDown: row.feedbackDown + 1 })
+            .where(eq(autopaths.id, row.id))
+            .run();
+          rescore(row.id);
+          settleCluster(row.clusterId);
+        }
+        if (kind !== 'up') store.recordFailure({ intentHash: original.intentHash, planHash: original.planHash, reason: `user feedback: ${kind}` });
+      }
+      return true;
+    },
+    observations(turnId?: string): Array<typeof observations.$inferSelect> {
+      return turnId === undefined
+        ? db.select().from(observations).all()
+        : db.select().from(observations).where(eq(observations.turnId, turnId)).all();
+    },
+    close(): void {
+      if (owned) client.close();
+    },
+  };
+  return store;
+}
+
+export type AutopathStore = ReturnType<typeof createAutopathStore>;

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { asc, eq, inArray } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { blob, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';
+
+export const fastpaths = sqliteTable('fastpaths', {
+  id: text('id').primaryKey(),
+  fingerprint: text('fingerprint').notNull().unique(),
+  request: text('request').notNull(),
+  template: text('template').notNull(),
+  slots: text('slots').notNull(),
+  tools: text('tools').notNull(),
+  vector: blob('vector', { mode: 'buffer' }),
+  uses: integer('uses').notNull(),
+  createdAt: text('created_at').notNull(),
+  lastUsedAt: text('last_used_at'),
+});
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS fastpaths (
+  id TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,
+  request TEXT NOT NULL,
+  template TEXT NOT NULL,
+  slots TEXT NOT NULL,
+  tools TEXT NOT NULL,
+  vector BLOB,
+  uses INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  last_used_at TEXT
+);`;
+
+/** A remembered plan: a template with slots, the executor versions it used, the request's vector. */
+export interface FastpathEntry {
+  id: string;
+  fingerprint: string;
+  request: string;
+  template: unknown;
+  slots: string[];
+  tools: Array<{ name: string; version: string }>;
+  vector: Float32Array | undefined;
+  uses: number;
+  createdAt: string;
+  lastUsedAt: string | undefined;
+}
+
+/** Aging rules. */
+export interface AgingRules {
+  /** Entries never reused after this many days go. Default 30. */
+  neverReusedDays?: number;
+  /** Entries not used for this many days go. Default 180. */
+  staleDays?: number;
+  /** At most this many entries; the least recently used go first. Default 10,000. */
+  cap?: number;
+}
+
+const DAY = 86_400_000;
+
+function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry {
+  return {
+    id: row.id,
+    fingerprint: row.fingerprint,
+    request: row.request,
+    template: JSON.parse(row.template),
+    slots: JSON.parse(row.slots),
+    tools: JSON.parse(row.tools),
+    vector: blobToVector(row.vector),
+    uses: row.uses,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt ?? undefined,
+  };
+}
+
+/**
+ * The L0 Fastpath store: every successful engine turn saves its plan as a
+ * template here. Lookup is by exact fingerprint, then by vector similarity
+ * (exact search over an in-memory copy of the vectors). Entries age out,
+ * die when an executor they use changes version or disappears, and can be
+ * removed by hand.
+ *
+ * @example
+ * const store = createFastpathStore({ path: 'workspace/.runtime/fastpaths.sqlite' });
+ * store.save({ fingerprint, request, template, slots, tools, vector });
+ */
+export function createFastpathStore(location: StoreLocation & { clock?: () => Date; ids?: () => string }) {
+  const { client, owned } = openDatabase(location);
+  client.exec(SCHEMA);
+  const db = drizzle(client);
+  const clock = location.clock ?? (() => new Date());
+  const ids = location.ids ?? randomUUID;
+  let cache: FastpathEntry[] | undefined;
+  const entries = () => (cache ??= db.select().from(fastpaths).all().map(toEntry));
+
+  return {
+    /** Saves (or refreshes) the plan for a fingerprint. */
+    save(input: { fingerprint: string; request: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; vector?: Float32Array }): FastpathEntry {
+      const now = clock().toISOString();
+      const existing = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get();
+      const values = {
+        request: input.request,
+        template: JSON.stringify(input.template),
+        slots: JSON.stringify(input.slots),
+        tools: JSON.stringify(input.tools),
+        vector: input.vector ? vectorToBlob(input.vector) : null,
+      };
+      if (existing) db.update(fastpaths).set(values).where(eq(fastpaths.id, existing.id)).run();
+      else db.insert(fastpaths).values({ id: ids(), fingerprint: input.fingerprint, uses: 0, createdAt: now, lastUsedAt: null, ...values }).run();
+      cache = undefined;
+      return toEntry(db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get()!);
+    },
+    byFingerprint(fingerprint: string): FastpathEntry | undefined {
+      const row = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, fingerprint)).get();
+      return row ? toEntry(row) : undefined;
+    },
+    /** The `k` most similar entries to a (normalised) vector, best first. */
+    nearest(vector: Float32Array, k = 2): Array<{ entry: FastpathEntry; score: number }> {
+      return entries()
+        .filter((entry) => entry.vector && entry.vector.length === vector.length)
+        .map((entry) => ({ entry, score: dot(vector, entry.vector!) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, k);
+    },
+    markUsed(id: string): void {
+      const row = db.select().from(fastpaths).where(eq(fastpaths.id, id)).get();
+      if (!row) return;
+      db.update(fastpaths).set({ uses: row.uses + 1, lastUsedAt: clock().toISOString() }).where(eq(fastpaths.id, id)).run();
+      cache = undefined;
+    },
+    /** Removes an entry by hand. */
+    remove(id: string): boolean {
+      const changes = db.delete(fastpaths).where(eq(fastpaths.id, id)).run().changes;
+      cache = undefined;
+      return changes > 0;
+    },
+    list(): FastpathEntry[] {
+      return db.select().from(fastpaths).orderBy(asc(fastpaths.createdAt)).all().map(toEntry);
+    },
+    /** Applies the aging rules; returns the ids removed. */
+    age(rules: AgingRules = {}): string[] {
+      const now = clock().getTime();
+      const neverReused = (rules.neverReusedDays ?? 30) * DAY;
+      const stale = (rules.staleDays ?? 180) * DAY;
+      const cap = rules.cap ?? 10_000;
+      const all = db.select().from(fastpaths).all();
+      const doomed = new Set<string>();
+      for (const row of all) {
+        if (row.uses === 0 && now - Date.parse(row.createdAt) > neverReused) doomed.add(row.id);
+        const last = Date.parse(row.lastUsedAt ?? row.createdAt);
+        if (now - last > stale) doomed.add(row.id);
+      }
+      const alive = all.filter((row) => !doomed.has(row.id));
+      if (alive.length > cap) {
+        alive
+          .sort((a, b) => Date.parse(a.lastUsedAt ?? a.createdAt) - Date.parse(b.lastUsedAt ?? b.createdAt))
+          .slice(0, alive.length - cap)
+          .forEach((row) => doomed.add(row.id));
+      }
+      if (doomed.size > 0) db.delete(fastpaths).where(inArray(fastpaths.id, [...doomed])).run();
+      cache = undefined;
+      return [...doomed];
+    },
+    /** Drops entries whose executors were superseded (another default version) or disappeared. */
+    invalidate(currentVersion: (name: string) => string | undefined): string[] {
+      const doomed = entries()
+        .filter((entry) => entry.tools.some((tool) => currentVersion(tool.name) !== tool.version))
+        .map((entry) => entry.id);
+      if (doomed.length > 0) db.delete(fastpaths).where(inArray(fastpaths.id, doomed)).run();
+      cache = undefined;
+      return doomed;
+    },
+    close(): void {
+      if (owned) client.close();
+    },
+  };
+}
+
+export type FastpathStore = ReturnType<typeof createFastpathStore>;

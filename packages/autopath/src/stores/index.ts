@@ -1,0 +1,13 @@
+export {
+  type AutopathEntry,
+  type AutopathRules,
+  type AutopathStore,
+  antiAutopaths,
+  autopaths,
+  clusters,
+  compositeScore,
+  createAutopathStore,
+  observations,
+} from './autopath-store.ts';
+export { type AgingRules, createFastpathStore, type FastpathEntry, type FastpathStore, fastpaths } from './fastpath-store.ts';
+export { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';

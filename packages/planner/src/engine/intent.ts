@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { ChatModel } from '../model.ts';
+import { tokenize } from '../prefilter.ts';
+
+/** The closed vocabulary of verbs, each with the words (English and Italian) that name it. */
+export const INTENT_VERBS: Readonly<Record<string, readonly string[]>> = {
+  read: ['read', 'show', 'open', 'cat', 'view', 'display', 'leggi', 'mostra', 'apri', 'visualizza'],
+  write: ['write', 'save', 'create', 'append', 'store', 'scrivi', 'salva', 'crea', 'aggiungi'],
+  list: ['list', 'ls', 'elenca', 'lista'],
+  search: ['search', 'find', 'grep', 'look', 'locate', 'cerca', 'trova'],
+  move: ['move', 'rename', 'mv', 'sposta', 'rinomina'],
+  fetch: ['fetch', 'download', 'get', 'scarica', 'prendi'],
+  send: ['send', 'notify', 'message', 'text', 'invia', 'manda', 'notifica'],
+  run: ['run', 'execute', 'exec', 'esegui', 'lancia'],
+  count: ['count', 'stats', 'statistics', 'conta', 'statistiche'],
+  query: ['extract', 'pick', 'query', 'select', 'estrai', 'seleziona'],
+  tell: ['tell', 'what', 'dimmi', 'quale', 'quanto'],
+};
+
+/** The closed vocabulary of objects. */
+export const INTENT_OBJECTS: Readonly<Record<string, readonly string[]>> = {
+  file: ['file', 'files', 'document', 'note', 'notes', 'diary', 'md', 'txt', 'log', 'documento', 'nota', 'note', 'diario'],
+  folder: ['folder', 'directory', 'dir', 'folders', 'cartella', 'cartelle'],
+  page: ['page', 'web', 'site', 'url', 'website', 'http', 'https', 'pagina', 'sito'],
+  message: ['message', 'telegram', 'chat', 'messaggio'],
+  command: ['command', 'shell', 'program', 'script', 'comando'],
+  time: ['time', 'date', 'clock', 'day', 'ora', 'data', 'giorno'],
+  json: ['json', 'field', 'fields', 'campo', 'campi'],
+  text: ['text', 'words', 'lines', 'line', 'testo', 'parole', 'righe', 'riga'],
+};
+
+/** verb + object + qualifier keywords, and a stable hash of them. */
+export interface Intent {
+  verb: string;
+  object: string;
+  qualifiers: string[];
+  hash: string;
+  complete: boolean;
+  source: 'model' | 'rules';
+}
+
+function lookup(vocabulary: Readonly<Record<string, readonly string[]>>, tokens: string[]): string | undefined {
+  for (const token of tokens) {
+    for (const [key, words] of Object.entries(vocabulary)) if (words.includes(token)) return key;
+  }
+  return undefined;
+}
+
+function finish(verb: string | undefined, object: string | undefined, qualifiers: string[], source: Intent['source']): Intent {
+  const sorted = [...new Set(qualifiers)].sort().slice(0, 6);
+  const v = verb ?? 'unknown';
+  const o = object ?? 'unknown';
+  return {
+    verb: v,
+    object: o,
+    qualifiers: sorted,
+    hash: createHash('sha256').update(`${v}|${o}|${sorted.join(',')}`).digest('hex').slice(0, 24),
+    complete: verb !== undefined && object !== undefined,
+    source,
+  };
+}
+
+/** Rule-based intent from the vocabulary: no model. */
+export function intentFromRules(request: string): Intent {
+  const tokens = tokenize(request);
+  const verb = lookup(INTENT_VERBS, tokens);
+  const object = lookup(INTENT_OBJECTS, tokens);
+  const vocabulary = new Set([...Object.values(INTENT_VERBS).flat(), ...Object.values(INTENT_OBJECTS).flat()]);
+  const qualifiers = tokens.filter((token) => token.length > 3 && !vocabulary.has(token) && !/^\d+$/.test(token));
+  return finish(verb, object, qualifiers.slice(0, 3), 'rules');
+}
+
+const intentSchema = z.object({
+  verb: z.string(),
+  object: z.string(),
+  qualifiers: z.array(z.string()).max(6).default([]),
+});
+
+/**
+ * The intent extractor: asks the fast tier for verb + object + qualifiers
+ * from the closed vocabulary, parses the answer with a schema and keeps only
+ * vocabulary words; falls back to the rules when the model is missing, fails
+ * or answers outside the vocabulary.
+ *
+ * @example
+ * const intent = await extractIntent('move the spam mail to trash', { model: tiers.fast });
+ */
+export async function extractIntent(request: string, options: { model?: ChatModel; signal?: AbortSignal } = {}): Promise<Intent> {
+  const rules = intentFromRules(request);
+  if (!options.model) return rules;
+  try {
+    const response = await options.model.generate({
+      system: `Classify the request. Reply with JSON only: {"verb": one of ${JSON.stringify(Object.keys(INTENT_VERBS))}, "object": one of ${JSON.stringify(Object.keys(INTENT_OBJECTS))}, "qualifiers": [up to 3 lowercase keywords]}`,
+      messages: [{ role: 'user', content: request }],
+      tools: [],
+      signal: options.signal,
+    });
+    const start = response.text.indexOf('{');
+    const data = JSON.parse(response.text.slice(start, response.text.lastIndexOf('}') + 1));
+    const parsed = intentSchema.safeParse(data);
+    if (!parsed.success) return rules;
+    const verb = Object.hasOwn(INTENT_VERBS, parsed.data.verb) ? parsed.data.verb : rules.verb === 'unknown' ? undefined : rules.verb;
+    const object = Object.hasOwn(INTENT_OBJECTS, parsed.data.object) ? parsed.data.object : rules.object === 'unknown' ? undefined : rules.object;
+    const qualifiers = parsed.data.qualifiers.map((word) => tokenize(word).join('')).filter((word) => /^[a-z0-9]{2,24}$/.test(word));
+    return finish(verb, object, qualifiers.slice(0, 3), 'model');
+  } catch {
+    return rules;
+  }
+}
