@@ -149,6 +149,15 @@ export function parseSignatureFile(text: string): SignatureFile {
       message: `${ARTEFACTS.signature}: field "${issue?.path.join('.')}" ${issue?.message}`,
     });
   }
+  // Base64 has spare bits in its last character: only the canonical spelling is accepted,
+  // so no two different files carry the same signature.
+  if (Buffer.from(parsed.data.signature, 'base64').toString('base64') !== parsed.data.signature) {
+    throw new VerificationError({
+      reason: 'signature_malformed',
+      artefact: ARTEFACTS.signature,
+      message: `${ARTEFACTS.signature}: field "signature" is not canonical base64`,
+    });
+  }
   return parsed.data;
 }
 
@@ -184,49 +193,55 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
   const signatureArtefact = readArtefact(dir, ARTEFACTS.signature);
   const [codeBytes, schemaBytes, lockBytes, signatureBytes] = [code.bytes, schemaFile.bytes, lockFile.bytes, signatureArtefact.bytes];
   const stamps = [manifestArtefact, code, schemaFile, lockFile, signatureArtefact].map((artefact) => artefact.stamp).join('|');
-  const schema = checkSchema(schemaBytes.toString('utf8'), manifest);
-
-  const expectedLock = await profileHash(manifest.sandbox);
-  const lock = lockBytes.toString('utf8').trim();
-  if (lock !== expectedLock || manifest.sandbox.hash !== expectedLock) {
-    throw new VerificationError({
-      reason: 'profile_lock_mismatch',
-      artefact: lock !== expectedLock ? ARTEFACTS.profileLock : ARTEFACTS.manifest,
-      message:
-        `the declared [sandbox] profile of ${manifest.executor.name}@${manifest.executor.version} does not match ` +
-        `${lock !== expectedLock ? 'profile.lock' : '[sandbox].hash'}: the profile changed without re-signing`,
-    });
-  }
-
-  const signatureFile = parseSignatureFile(signatureBytes.toString('utf8'));
   const digests = {
     manifest: digest(manifestBytes),
     code: digest(codeBytes),
     schema: digest(schemaBytes),
     profileLock: digest(lockBytes),
   };
-  const signed = {
-    manifest: signatureFile.digests.manifest,
-    code: signatureFile.digests.code,
-    schema: signatureFile.digests.schema,
-    profileLock: signatureFile.digests.profile_lock,
+  // Parsed now, refused below in its turn: until then the digests it claims only
+  // help to name the file that changed when two files disagree.
+  let signatureFile: SignatureFile | undefined;
+  let signatureError: unknown;
+  try {
+    signatureFile = parseSignatureFile(signatureBytes.toString('utf8'));
+  } catch (error) {
+    signatureError = error;
+  }
+  const changed = (key: keyof typeof digests) => {
+    if (!signatureFile) return false;
+    const claimed = key === 'profileLock' ? signatureFile.digests.profile_lock : signatureFile.digests[key];
+    return claimed !== digests[key];
   };
-  const artefactNames = {
-    manifest: ARTEFACTS.manifest,
-    code: codeFileName,
-    schema: ARTEFACTS.schema,
-    profileLock: ARTEFACTS.profileLock,
-  };
-  for (const key of ['manifest', 'code', 'schema', 'profileLock'] as const) {
-    if (digests[key] !== signed[key]) {
-      throw new VerificationError({
-        reason: 'digest_mismatch',
-        artefact: artefactNames[key],
-        message: `${artefactNames[key]} of ${manifest.executor.name}@${manifest.executor.version} was modified after signing (digest mismatch)`,
-      });
+
+  let schema: Record<string, unknown>;
+  try {
+    schema = checkSchema(schemaBytes.toString('utf8'), manifest);
+  } catch (error) {
+    if (VerificationError.isInstance(error) && changed('manifest') && !changed('schema')) {
+      throw new VerificationError({ reason: 'manifest_invalid', artefact: ARTEFACTS.manifest, message: error.message, cause: error });
     }
+    throw error;
   }
 
+  const expectedLock = await profileHash(manifest.sandbox);
+  const lock = lockBytes.toString('utf8').trim();
+  if (lock !== expectedLock || manifest.sandbox.hash !== expectedLock) {
+    // Three values must agree: the profile's hash, [sandbox].hash and profile.lock. Blame
+    // the file the signature says changed, else the odd one out.
+    const lockAtFault = changed('profileLock') !== changed('manifest')
+      ? changed('profileLock')
+      : lock !== expectedLock && manifest.sandbox.hash === expectedLock;
+    throw new VerificationError({
+      reason: 'profile_lock_mismatch',
+      artefact: lockAtFault ? ARTEFACTS.profileLock : ARTEFACTS.manifest,
+      message:
+        `the declared [sandbox] profile of ${manifest.executor.name}@${manifest.executor.version} does not match ` +
+        `${lock !== expectedLock ? 'profile.lock' : '[sandbox].hash'}: the profile changed without re-signing`,
+    });
+  }
+
+  if (!signatureFile) throw signatureError;
   const key = settings.trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
   if (!key) {
     throw new VerificationError({
@@ -235,18 +250,51 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
       message: `${manifest.executor.name}@${manifest.executor.version} is signed by ${signatureFile.key_id}, which is not a trusted key`,
     });
   }
-  const statement = {
-    keyId: signatureFile.key_id,
-    name: manifest.executor.name,
-    version: manifest.executor.version,
-    ...digests,
+  // The signature is checked over what manifest.sig claims, so a change to any of its fields
+  // (name, version, a digest) is a bad signature; only then are its digests trusted to name
+  // the artefact that changed.
+  const signed = {
+    manifest: signatureFile.digests.manifest,
+    code: signatureFile.digests.code,
+    schema: signatureFile.digests.schema,
+    profileLock: signatureFile.digests.profile_lock,
   };
+  const statement = { keyId: signatureFile.key_id, name: signatureFile.name, version: signatureFile.version, ...signed };
   const signature = new Uint8Array(Buffer.from(signatureFile.signature, 'base64'));
-  if (!(await verifyStatementAsync(statement, signature, key, settings.backend))) {
+  let valid = false;
+  try {
+    valid = await verifyStatementAsync(statement, signature, key, settings.backend);
+  } catch {
+    valid = false;
+  }
+  if (!valid) {
     throw new VerificationError({
       reason: 'signature_invalid',
       artefact: ARTEFACTS.signature,
       message: `the signature of ${manifest.executor.name}@${manifest.executor.version} does not verify with ${key.keyId} (forged or corrupted)`,
+    });
+  }
+
+  const artefactNames = {
+    manifest: ARTEFACTS.manifest,
+    code: codeFileName,
+    schema: ARTEFACTS.schema,
+    profileLock: ARTEFACTS.profileLock,
+  };
+  for (const name of ['manifest', 'code', 'schema', 'profileLock'] as const) {
+    if (digests[name] !== signed[name]) {
+      throw new VerificationError({
+        reason: 'digest_mismatch',
+        artefact: artefactNames[name],
+        message: `${artefactNames[name]} of ${manifest.executor.name}@${manifest.executor.version} was modified after signing (digest mismatch)`,
+      });
+    }
+  }
+  if (signatureFile.name !== manifest.executor.name || signatureFile.version !== manifest.executor.version) {
+    throw new VerificationError({
+      reason: 'name_mismatch',
+      artefact: ARTEFACTS.signature,
+      message: `${ARTEFACTS.signature} signs ${signatureFile.name}@${signatureFile.version} but manifest.toml is ${manifest.executor.name}@${manifest.executor.version}`,
     });
   }
 

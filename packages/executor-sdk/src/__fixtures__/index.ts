@@ -1,0 +1,72 @@
+// Shared helpers for the SDK's own tests: temp folders that are removed after
+// the file's tests, byte flips that can be undone, and small executor sources.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+
+/**
+ * Creates temp folders for one test file and removes them after its tests.
+ * Also points `METNOS_CONFIG_DIR` at a private folder, so nothing a test does
+ * can reach the user's `~/.config/metnos`.
+ */
+export function useTempDirs(prefix = 'metnos-sdk-test-') {
+  const made: string[] = [];
+  const previousConfig = process.env.METNOS_CONFIG_DIR;
+  let configDir: string | undefined;
+  afterAll(async () => {
+    if (previousConfig === undefined) delete process.env.METNOS_CONFIG_DIR;
+    else process.env.METNOS_CONFIG_DIR = previousConfig;
+    await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+  async function make(label = ''): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), `${prefix}${label}`));
+    made.push(dir);
+    return dir;
+  }
+  return {
+    make,
+    /** A fresh config dir, also exported as `METNOS_CONFIG_DIR` for code that reads the default. */
+    async config(): Promise<string> {
+      configDir = await make('config-');
+      process.env.METNOS_CONFIG_DIR = configDir;
+      return configDir;
+    },
+  };
+}
+
+/** XORs one byte of a file with `mask`; returns a function that restores the original bytes. */
+export async function flipByte(path: string, index: number, mask = 0x01): Promise<() => Promise<void>> {
+  const original = await readFile(path);
+  const changed = Buffer.from(original);
+  changed[index] = changed[index]! ^ mask;
+  await writeFile(path, changed);
+  return () => writeFile(path, original);
+}
+
+/** A `[sandbox]` section for {@link writeSignedExecutor}'s `sandboxToml` option. */
+export function sandboxToml(settings: { maxDurationMs?: number; maxOutputBytes?: number; minTier?: string; profile?: string } = {}) {
+  return `[sandbox]
+profile = "${settings.profile ?? 'test'}"
+min_tier = "${settings.minTier ?? 'none'}"
+max_duration_ms = ${settings.maxDurationMs ?? 30_000}
+max_memory_mb = 128
+max_output_bytes = ${settings.maxOutputBytes ?? 65_536}
+
+[sandbox.fs]
+read = ["$WORKSPACE"]
+write = []
+`;
+}
+
+/** The source of a code file whose `run` body is `body` (a function body taking `args`, `ctx`). */
+export function executorCode(body: string, header = ''): string {
+  return `${header}
+import { defineExecutor, fail, ok } from '@metnos/executor-sdk/define';
+export default defineExecutor({
+  async run(args: any, ctx: any) {
+    ${body}
+  },
+});
+`;
+}
