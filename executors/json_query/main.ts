@@ -3,7 +3,7 @@ import { ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define
 interface Args {
   json?: string;
   data?: unknown;
-  paths: string[];
+  fields: string[];
 }
 
 interface Result {
@@ -106,7 +106,7 @@ export default defineExecutor<Args, { results: Result[] }>({
         throw new ExecutorFailure('InvalidJson', `the json text does not parse: ${(error as Error).message}`);
       }
     }
-    const results = args.paths.map((path): Result => {
+    const results = args.fields.map((path): Result => {
       const value = follow(document, parsePath(path));
       return value === MISSING ? { path, found: false } : { path, found: true, value };
     });

@@ -6,9 +6,9 @@
   "version": "1.0.0",
   "digests": {
     "manifest": "blake3:e5a2ce672a1e8d306521c2b51d70d843cb13a1c7552761a78025f6c12e177233",
-    "code": "blake3:7ba4451e4b07a588233da6670582fdc8f08cfb4f6cf6dc4c947d6cff7ec2c622",
-    "schema": "blake3:d0c877f402e66b02bee85d6673064fdef06e3e56cb6b0a47e76c7d673eca3afd",
+    "code": "blake3:c1f046e3050ada515e56e74a44f75167fdd0446162b74e470f0f98101e6f1d3d",
+    "schema": "blake3:06b0766962aa363d90c2bb9879718c9b0292329a5c69de045ac24bd5e8301b6a",
     "profile_lock": "blake3:d9a0d1bd37c6015013b51814f7b61802493185b1b33c59c4ba4861eb6ae6fdd0"
   },
-  "signature": "P/rpJP43YmYMR4BtG1If+Oz6Z4rE+gFSu5ZzYMOHnNmWFhArrA87sJHQdgM6OLPYaCUAmYPloWHjxYjj3cOoBQ=="
+  "signature": "/ON6Lw/T9yzcVUvhFkj9bhbO4FxhINiqe7jNG3MyVHOs2iIMDCa8aigvUIdHlxxhftduH2e2lg8Pws+qNHdACQ=="
 }

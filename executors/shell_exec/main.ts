@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, realpath, stat } from 'node:fs/promises';
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
@@ -56,20 +55,6 @@ async function insideAny(path: string, roots: readonly string[]): Promise<boolea
 function displayPath(absolute: string, ctx: ExecutorContext): string {
   const workspace = resolve(ctx.workspace);
   return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
-}
-
-/** Finds the allow-listed binary on PATH. */
-async function locate(command: string): Promise<string> {
-  for (const folder of (process.env.PATH || DEFAULT_PATH).split(delimiter)) {
-    if (!isAbsolute(folder)) continue;
-    const candidate = join(folder, command);
-    const executable = await access(candidate, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-    if (executable && (await stat(candidate)).isFile()) return candidate;
-  }
-  throw new ExecutorFailure('NotFound', `${command} is allowed but not installed on this host`);
 }
 
 /**
@@ -132,14 +117,14 @@ export default defineExecutor<Args, Output>({
     const cwdStats = await stat(cwd).catch(() => undefined);
     if (!cwdStats?.isDirectory()) throw new ExecutorFailure('NotFound', `cwd ${args.cwd} is not an existing folder`);
     await checkPathArguments(argv, cwd, readable);
-    const binary = await locate(args.command);
 
     const remaining = ctx.deadline - Date.now() - DEADLINE_MARGIN_MS;
     const timeout = Math.max(100, Math.min(args.timeout_ms ?? 10_000, remaining));
     const limit = args.max_output_bytes ?? 64 * 1024;
     const started = performance.now();
 
-    const child = spawn(binary, argv, {
+    // Spawned by name: the sandbox puts only the allow-listed binaries' folders on PATH.
+    const child = spawn(args.command, argv, {
       cwd,
       shell: false,
       env: { PATH: process.env.PATH || DEFAULT_PATH, HOME: ctx.tmpDir, TMPDIR: ctx.tmpDir, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
@@ -165,7 +150,9 @@ export default defineExecutor<Args, Output>({
         if (error.code === 'EACCES' || error.code === 'EPERM') {
           throw new ExecutorFailure('PermissionDenied', `${args.command} may not be executed here (${error.code})`);
         }
-        if (error.code === 'ENOENT') throw new ExecutorFailure('NotFound', `${args.command} could not be started`);
+        if (error.code === 'ENOENT') {
+          throw new ExecutorFailure('NotFound', `${args.command} is allowed but not installed on this host`);
+        }
         throw error;
       })
       .finally(() => clearTimeout(timer));

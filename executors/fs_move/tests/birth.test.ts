@@ -5,6 +5,9 @@ import { birth } from '@metnos/sandbox/birth';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
+
+/** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
+const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
 let workspace: string;
 
 beforeEach(async () => {
@@ -59,16 +62,14 @@ describe('fs_move birth', () => {
     expect(await readFile(join(workspace, 'archive', 'note.txt'), 'utf8')).toBe('new note');
   });
 
-  it('fails with NotFound, InvalidTarget and PermissionDenied', async () => {
+  it('fails with NotFound and InvalidTarget, and refuses paths outside the workspace', async () => {
     expect(await move({ source: 'ghost.txt', destination: 'b.txt' })).toMatchObject({ ok: false, error: { class: 'NotFound' } });
     expect(await move({ source: 'inbox', destination: 'inbox/sub/inbox', create_dirs: true })).toMatchObject({
       ok: false,
       error: { class: 'InvalidTarget' },
     });
-    expect(await move({ source: 'inbox/note.txt', destination: '/tmp/stolen.txt' })).toMatchObject({
-      ok: false,
-      error: { class: 'PermissionDenied' },
-    });
+    expect(await move({ source: 'inbox/note.txt', destination: '/tmp/stolen.txt' })).toMatchObject(refused);
+    expect(await exists('inbox/note.txt')).toBe(true);
     expect(await move({ source: 'inbox/note.txt', destination: '.' })).toMatchObject({ ok: true, content: { to: 'note.txt' } });
     expect(await move({ source: '.', destination: 'elsewhere' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
   });

@@ -5,6 +5,9 @@ import { birth } from '@metnos/sandbox/birth';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
+
+/** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
+const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
 let workspace: string;
 const numbered = Array.from({ length: 100 }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
 
@@ -54,12 +57,12 @@ describe('fs_read birth', () => {
     expect(head).toMatchObject({ ok: true, content: { content: 'line 1\nline 2\nline 3\n', truncated: true } });
   });
 
-  it('fails with NotFound, IsADirectory and PermissionDenied', async () => {
+  it('fails with NotFound and IsADirectory, and refuses paths outside the workspace', async () => {
     expect(await read({ path: 'missing.txt' })).toMatchObject({ ok: false, error: { class: 'NotFound' } });
     expect(await read({ path: 'notes' })).toMatchObject({ ok: false, error: { class: 'IsADirectory' } });
-    expect(await read({ path: '../../etc/passwd' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
-    expect(await read({ path: '/etc/passwd' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
-    expect(await read({ path: 'escape' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
+    for (const path of ['../../etc/passwd', '/etc/passwd', 'escape']) {
+      expect(await read({ path }), path).toMatchObject(refused);
+    }
   });
 
   it('rejects unknown arguments before running', async () => {

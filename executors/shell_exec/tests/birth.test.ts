@@ -5,6 +5,9 @@ import { birth } from '@metnos/sandbox/birth';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
+
+/** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
+const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
 let workspace: string;
 
 beforeAll(async () => {
@@ -54,13 +57,13 @@ describe('shell_exec birth', () => {
     expect(await run({ command: '/bin/ls' })).toMatchObject({ ok: false, error: { class: 'InvalidInput' } });
   });
 
-  it('refuses paths outside the workspace with PermissionDenied', async () => {
-    expect(await run({ command: 'cat', args: ['/etc/passwd'] })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
+  it('refuses paths outside the workspace', async () => {
+    expect(await run({ command: 'cat', args: ['/etc/passwd'] })).toMatchObject(refused);
     expect(await run({ command: 'cat', args: ['../../../etc/passwd'], cwd: 'logs' })).toMatchObject({
       ok: false,
       error: { class: 'PermissionDenied' },
     });
-    expect(await run({ command: 'ls', cwd: '..' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
+    expect(await run({ command: 'ls', cwd: '..' })).toMatchObject(refused);
   });
 
   it('kills a program that runs too long with Timeout', async () => {
