@@ -206,15 +206,13 @@ export type KeyStore = ReturnType<typeof createKeyStore>;
 
 const nodeKeys = new Map<string, KeyObject>();
 
-/** A Node `KeyObject` for a raw Ed25519 public key, cached by key id. */
+/** A Node `KeyObject` for a raw Ed25519 public key, cached by its bytes. */
 export function nodePublicKey(key: PublicKey): KeyObject {
-  let object = nodeKeys.get(key.keyId);
+  const x = Buffer.from(key.publicKey).toString('base64url');
+  let object = nodeKeys.get(x);
   if (!object) {
-    object = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(key.publicKey).toString('base64url') },
-      format: 'jwk',
-    });
-    nodeKeys.set(key.keyId, object);
+    object = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    nodeKeys.set(x, object);
   }
   return object;
 }

@@ -71,11 +71,28 @@ export function compareVersions(left: string, right: string): number {
   if (a.pre === b.pre) return 0;
   if (a.pre === undefined) return 1;
   if (b.pre === undefined) return -1;
-  return a.pre < b.pre ? -1 : 1;
+  // Pre-release identifiers, left to right: numbers compare as numbers and sort
+  // before words; a shorter list that is a prefix of the longer sorts first.
+  const leftIds = a.pre.split('.');
+  const rightIds = b.pre.split('.');
+  for (let index = 0; index < Math.max(leftIds.length, rightIds.length); index++) {
+    const x = leftIds[index];
+    const y = rightIds[index];
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
+    if (x === y) continue;
+    const xNumeric = /^\d+$/.test(x);
+    const yNumeric = /^\d+$/.test(y);
+    if (xNumeric && yNumeric) return Math.sign(Number(x) - Number(y));
+    if (xNumeric !== yNumeric) return xNumeric ? -1 : 1;
+    return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 function describeExpected(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `no unknown keys (found ${issue.keys.join(', ')})`;
+  if (issue.code === 'invalid_value') return `one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
   if (issue.code === 'invalid_type') {
     return issue.message.startsWith('Invalid input') ? `a value of type ${issue.expected}` : issue.message;
   }

@@ -104,10 +104,12 @@ export type SignatureBackend = 'webcrypto' | 'node' | 'noble';
 const subtleKeys = new Map<string, Promise<webcrypto.CryptoKey>>();
 
 function subtleKey(key: PublicKey): Promise<webcrypto.CryptoKey> {
-  let imported = subtleKeys.get(key.keyId);
+  // Cached by the key's bytes, never by its id: an id is only a label someone wrote down.
+  const cacheKey = Buffer.from(key.publicKey).toString('base64');
+  let imported = subtleKeys.get(cacheKey);
   if (!imported) {
     imported = crypto.subtle.importKey('raw', key.publicKey, { name: 'Ed25519' }, false, ['verify']);
-    subtleKeys.set(key.keyId, imported);
+    subtleKeys.set(cacheKey, imported);
   }
   return imported;
 }
@@ -139,7 +141,8 @@ export function verifyStatement(
 ): boolean {
   const bytes = statementBytes(statement);
   try {
-    if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey);
+    // RFC 8032 rules (no ZIP-215 leniency), the same as OpenSSL behind the other two backends.
+    if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey, { zip215: false });
     return nodeVerify(null, bytes, nodePublicKey(key), signature);
   } catch {
     return false;
