@@ -84,6 +84,8 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+const SIGNED_FILES = new Set<string>([ARTEFACTS.signature, ARTEFACTS.schema, ARTEFACTS.profileLock]);
+
 /** Finds every executor version folder under `root` (flat `<name>/` or `<name>/<version>/`). */
 async function scan(root: string): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
   const candidates: Candidate[] = [];
@@ -106,6 +108,11 @@ async function scan(root: string): Promise<{ candidates: Candidate[]; currents: 
         }
         const entries = await readdir(dir);
         const versions = entries.filter((entry) => /^\d+\.\d+\.\d+/.test(entry));
+        if (versions.length === 0 && entries.some((entry) => SIGNED_FILES.has(entry))) {
+          // A single-version executor that lost its manifest: verified (and quarantined), not skipped.
+          candidates.push({ name, dir, folderVersion: undefined });
+          return;
+        }
         for (const version of versions) {
           if (await isDirectory(join(dir, version))) candidates.push({ name, dir: join(dir, version), folderVersion: version });
         }
@@ -178,9 +185,9 @@ export function createCatalog(settings: CatalogSettings) {
     return lifecycle;
   }
 
-  function quarantine(entry: QuarantineEntry, signature?: string) {
+  function quarantine(entry: QuarantineEntry, signature?: string, updateRecord = true) {
     quarantined.push(entry);
-    if (!entry.version || !lifecycle) return;
+    if (!updateRecord || !entry.version || !lifecycle) return;
     const key = id(entry.name, entry.version);
     lifecycle.introduce(key, 'quarantined', entry.message);
     const record = lifecycle.get(key)!;
@@ -216,26 +223,42 @@ export function createCatalog(settings: CatalogSettings) {
     return /"signature":\s*"([^"]+)"/.exec(text)?.[1] ?? '';
   }
 
-  /** Admits a verified version through the rollback ledger and lifecycle. Returns a refusal or undefined. */
-  function admit(executor: VerifiedExecutor, signature: string, life: LifecycleStore): QuarantineEntry | undefined {
-    const entry = ledger.executors[executor.name];
+  /**
+   * Admits a verified version through the rollback ledger and lifecycle. Returns a refusal
+   * (and whether the lifecycle should record it) or undefined. `previous` is the ledger as it
+   * was before this load, so versions that appear together are not rollbacks of each other.
+   */
+  function admit(
+    executor: VerifiedExecutor,
+    signature: string,
+    life: LifecycleStore,
+    previous: Ledger,
+  ): { refusal: QuarantineEntry; record: boolean } | undefined {
+    const entry = previous.executors[executor.name];
     const candidateInfo = { name: executor.name, dir: executor.dir, version: executor.version };
     if (entry && compareVersions(executor.version, entry.highest) < 0 && entry.accepted[executor.version] !== signature) {
       return {
-        ...candidateInfo,
-        reason: 'rollback',
-        artefact: ARTEFACTS.manifest,
-        message: `${id(executor.name, executor.version)} is lower than ${entry.highest}, already accepted: rollback refused`,
+        record: true,
+        refusal: {
+          ...candidateInfo,
+          reason: 'rollback',
+          artefact: ARTEFACTS.manifest,
+          message: `${id(executor.name, executor.version)} is lower than ${entry.highest}, already accepted: rollback refused`,
+        },
       };
     }
     const key = id(executor.name, executor.version);
     const record = life.get(key);
     if (record?.state === 'quarantined' && record.signature === signature) {
+      // The record keeps its original reason, so this message does not grow at every load.
       return {
-        ...candidateInfo,
-        reason: 'signature_invalid',
-        artefact: undefined,
-        message: `${key} stays quarantined (${record.reason}); re-sign it or run \`metnos executor rehabilitate\``,
+        record: false,
+        refusal: {
+          ...candidateInfo,
+          reason: 'signature_invalid',
+          artefact: undefined,
+          message: `${key} stays quarantined (${record.reason}); re-sign it or run \`metnos executor rehabilitate\``,
+        },
       };
     }
     if (record?.state === 'archived') return undefined;
@@ -268,6 +291,7 @@ export function createCatalog(settings: CatalogSettings) {
      */
     async load(): Promise<{ loaded: VerifiedExecutor[]; quarantined: QuarantineEntry[] }> {
       ledger = await readLedger();
+      const previous = structuredClone(ledger);
       const life = await store();
       const nextExecutors = new Map<string, Map<string, VerifiedExecutor>>();
       const nextDefaults = new Map<string, string>();
@@ -310,9 +334,9 @@ export function createCatalog(settings: CatalogSettings) {
           quarantine(entry, result.signature);
           continue;
         }
-        const refusal = admit(result.executor, result.signature, life);
-        if (refusal) {
-          quarantine(refusal, result.signature);
+        const admission = admit(result.executor, result.signature, life, previous);
+        if (admission) {
+          quarantine(admission.refusal, result.signature, admission.record);
           continue;
         }
         if (life.get(id(result.executor.name, result.executor.version))?.state === 'archived') continue;
@@ -490,6 +514,7 @@ export function createCatalog(settings: CatalogSettings) {
         life.transition(key, 'archived', reason, { path: relative(root, dir) });
         executors.get(name)?.delete(v);
         if (defaults.get(name) === v) defaults.delete(name);
+        quarantined = quarantined.filter((entry) => !(entry.name === name && entry.version === v));
         moved.push(key);
       }
       await saveState();

@@ -11,15 +11,16 @@ export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 /**
  * Allowed transitions, as data. Archiving is reversible (rehabilitation);
  * quarantine returns to active only after a new valid signature or an explicit
- * rehabilitation.
+ * rehabilitation. Every state in which a version can fail verification (loaded,
+ * or archived and being rehabilitated) can go to quarantine.
  */
 export const LIFECYCLE_TRANSITIONS: Readonly<Record<LifecycleState, readonly LifecycleState[]>> = {
   seed: ['active', 'quarantined'],
   active: ['fused', 'quarantined', 'below_threshold', 'archived'],
-  fused: ['archived', 'active'],
+  fused: ['archived', 'active', 'quarantined'],
   quarantined: ['active', 'archived'],
-  below_threshold: ['active', 'archived'],
-  archived: ['active'],
+  below_threshold: ['active', 'archived', 'quarantined'],
+  archived: ['active', 'quarantined'],
 };
 
 /** True when the state machine allows `from → to`. */

@@ -9,9 +9,12 @@ import { profileHash } from './profile.ts';
 import { signStatement } from './signature.ts';
 import { checkSchema } from './verify.ts';
 
+let tempCounter = 0;
+
 /** Writes `path` atomically: a temp file beside it, then a rename. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  // Unique per call, so two writes of the same file in the same millisecond do not share a temp file.
+  const temp = `${path}.${process.pid}.${Date.now()}.${tempCounter++}.tmp`;
   await writeFile(temp, data, { mode, flush: true });
   await rename(temp, path);
 }
