@@ -73,6 +73,10 @@ export interface SandboxRunner extends ExecutorRunner {
 
 const STDERR_CAP = 256 * 1024;
 
+/** What V8, Node and libc print when an allocation fails under a limit. */
+const OUT_OF_MEMORY =
+  /heap out of memory|Reached heap limit|Fatal process out of memory|Failed to allocate memory|Array buffer allocation failed|ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory|std::bad_alloc/i;
+
 function validateSettings(settings: SandboxRunnerSettings): void {
   if (settings.tier !== undefined && !ISOLATION_TIERS.includes(settings.tier)) {
     throw new SandboxError({ setting: 'tier', message: `tier must be one of ${ISOLATION_TIERS.join(', ')}` });
@@ -92,8 +96,8 @@ function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb:
   const result = report.result;
   if (result.ok || result.error.class !== 'Crashed') return result;
   const isolation = result.isolation;
-  const stderr = report.stderr;
-  if (cgroup?.oomKilled() || /heap out of memory|Reached heap limit|Fatal process out of memory|Failed to allocate memory/i.test(stderr)) {
+  const evidence = `${report.stderr}\n${result.error.message}`;
+  if (cgroup?.oomKilled() || OUT_OF_MEMORY.test(evidence)) {
     return failure('ResourceLimit', `the executor ran out of its ${memoryMb} MB memory limit and was stopped`, { isolation });
   }
   const code = report.exitCode ?? 0;

@@ -387,12 +387,12 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
 
     it('stops a memory bomb outside the V8 heap (Buffers)', async () => {
       const { result } = await call('buffer_bomb', `const keep = []; for (;;) keep.push(Buffer.alloc(32 * 1024 * 1024, 1));`, { memoryMb: 96, durationMs: 8000 });
-      expect(result).toMatchObject({ ok: false, error: { class: 'ResourceLimit' } });
+      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(/^ResourceLimit/);
     });
 
     it('stops a memory bomb on the V8 heap', async () => {
       const { result } = await call('heap_bomb', `const keep = []; for (;;) keep.push(new Array(1e6).fill({ a: Math.random() }));`, { memoryMb: 96, durationMs: 8000 });
-      expect(result).toMatchObject({ ok: false, error: { class: 'ResourceLimit' } });
+      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(/^ResourceLimit/);
     });
 
     it('kills a CPU spin at the deadline', async () => {
