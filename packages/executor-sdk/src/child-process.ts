@@ -53,6 +53,19 @@ function killGroup(pid: number | undefined): void {
 export function runChild(spec: ChildSpec): Promise<ChildReport> {
   const started = performance.now();
   return new Promise((resolve) => {
+    if (spec.signal?.aborted) {
+      // An abort listener would never fire for a signal that is already aborted.
+      resolve({
+        result: failure('Timeout', 'the call was aborted by the caller before it started', { isolation: spec.isolation }),
+        exitCode: null,
+        exitSignal: null,
+        durationMs: 0,
+        stdoutBytes: 0,
+        stderr: '',
+        stdout: '',
+      });
+      return;
+    }
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(spec.command, spec.args, {

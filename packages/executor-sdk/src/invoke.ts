@@ -6,7 +6,7 @@ import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
 import type { Caller, InvocationContext } from './context.ts';
 import { loadBlake3 } from './hash.ts';
-import { type ExecutorResult, failure } from './result.ts';
+import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
 import type { ExecutorRunner, RunReport } from './runner.ts';
 import type { VerifiedExecutor } from './verify.ts';
 
@@ -18,6 +18,7 @@ const Ajv = ((AjvModule as unknown as { default?: typeof AjvModule }).default ??
 };
 
 const validators = new Map<string, ValidateFunction>();
+const RUNTIME_CLASSES = new Set<string>(RUNTIME_ERROR_CLASSES);
 
 /** Host-side Ajv validator for an executor's input or output, compiled once per schema digest. */
 export function hostValidator(executor: VerifiedExecutor, which: 'input' | 'output'): ValidateFunction {
@@ -124,21 +125,36 @@ export function createInvoker(settings: InvokerSettings) {
       } catch (error) {
         return refuse('NotInvocable', `${name} failed re-verification and was quarantined: ${(error as Error).message}`, loaded);
       }
-      const inputValidator = hostValidator(executor, 'input');
+      let inputValidator: ValidateFunction;
+      let outputValidator: ValidateFunction;
+      try {
+        inputValidator = hostValidator(executor, 'input');
+        outputValidator = hostValidator(executor, 'output');
+      } catch (error) {
+        return refuse('NotInvocable', `${name}'s schema.json cannot be compiled on the host: ${(error as Error).message}`, executor);
+      }
       if (!inputValidator(args)) {
         return refuse('InvalidInput', `arguments rejected by ${name}'s schema: ${describeErrors(inputValidator)}`, executor);
       }
       const report = await settings.runner.run({ executor, args, context, signal: options.signal });
       if (report.result.ok) {
-        const outputValidator = hostValidator(executor, 'output');
         if (!outputValidator(report.result.content)) {
           report.result = failure('InvalidOutput', `${name} returned content its schema rejects: ${describeErrors(outputValidator)}`, {
             isolation: report.result.isolation,
           });
           report.exit = 'error';
         }
-      } else if (report.exit === 'ok') {
-        report.exit = 'error';
+      } else {
+        // The harness checks this too; the host checks again in case the process wrote its own line.
+        const errorClass = report.result.error.class;
+        if (!executor.manifest.contract.error_classes.includes(errorClass) && !RUNTIME_CLASSES.has(errorClass)) {
+          report.result = failure('InvalidOutput', `${name} returned error class "${errorClass}", which its manifest does not declare`, {
+            isolation: report.result.isolation,
+          });
+          report.exit = 'error';
+        } else if (report.exit === 'ok') {
+          report.exit = 'error';
+        }
       }
       await record(name, executor, args, context, report, started);
       return report.result;
