@@ -3,7 +3,7 @@
 //   pnpm sign:seeds [key-name]
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createKeyStore, signExecutor } from '@metnos/executor-sdk';
+import { createKeyStore, signExecutor } from '../../packages/executor-sdk/src/index.ts';
 
 const keyName = process.argv[2] ?? 'metnos-release';
 const root = join(import.meta.dirname, '..', '..', 'executors');
