@@ -65,7 +65,8 @@ for (let round = 0; round < warmup + iterations; round++) {
     const started = performance.now();
     const report = await variant.runner.run({ executor, args: {}, context });
     const elapsed = performance.now() - started;
-    if (!report.result.ok) throw new Error(`${variant.name}: ${report.result.error.class}: ${report.result.error.message}`);
+    if (!report.result.ok)
+      throw new Error(`${variant.name}: ${report.result.error.class}: ${report.result.error.message}`);
     if (round >= warmup) samples.get(variant.name)!.push(elapsed);
   }
 }
@@ -75,8 +76,12 @@ const quantile = (values: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 };
 const baseline = quantile(samples.get(variants[0]!.name)!, 0.5);
-console.log(`\n${iterations} calls per variant (after ${warmup} warm-up), node ${process.version}, uid ${process.getuid?.()}, cgroups: ${host.cgroups ? `v${host.cgroups.version}` : 'none'}`);
-console.log(`${'variant'.padEnd(32)} ${'median ms'.padStart(10)} ${'p99 ms'.padStart(10)} ${'× bare'.padStart(8)}`);
+console.log(
+  `\n${iterations} calls per variant (after ${warmup} warm-up), node ${process.version}, uid ${process.getuid?.()}, cgroups: ${host.cgroups ? `v${host.cgroups.version}` : 'none'}`,
+);
+console.log(
+  `${'variant'.padEnd(32)} ${'median ms'.padStart(10)} ${'p99 ms'.padStart(10)} ${'× bare'.padStart(8)}`,
+);
 for (const variant of variants) {
   const values = samples.get(variant.name)!;
   const median = quantile(values, 0.5);
@@ -87,6 +92,8 @@ for (const variant of variants) {
 const full = samples.get('sandbox tier full');
 if (full) {
   const ratio = quantile(full, 0.5) / baseline;
-  console.log(`\ntarget: full tier ≤ 1.5× bare at the median: ${ratio <= 1.5 ? 'met' : `missed by ${((ratio - 1.5) * baseline).toFixed(1)} ms`} (${ratio.toFixed(2)}×)`);
+  console.log(
+    `\ntarget: full tier ≤ 1.5× bare at the median: ${ratio <= 1.5 ? 'met' : `missed by ${((ratio - 1.5) * baseline).toFixed(1)} ms`} (${ratio.toFixed(2)}×)`,
+  );
 }
 await rm(root, { recursive: true, force: true });

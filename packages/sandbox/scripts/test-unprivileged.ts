@@ -67,7 +67,14 @@ const run = spawnSync(
   {
     stdio: 'inherit',
     cwd: packageDir,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, TMPDIR: '/tmp', LANG: 'C.UTF-8', METNOS_UNPRIVILEGED: '1', CI: '1' },
+    env: {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: home,
+      TMPDIR: '/tmp',
+      LANG: 'C.UTF-8',
+      METNOS_UNPRIVILEGED: '1',
+      CI: '1',
+    },
   },
 );
 process.exit(run.status ?? 1);

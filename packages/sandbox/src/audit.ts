@@ -37,7 +37,10 @@ export function createSandboxAudit(): SandboxAudit {
     async append(workspace, entry) {
       const dir = join(workspace, '.audit', 'sandbox');
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, { flag: 'a', mode: 0o600 });
+      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, {
+        flag: 'a',
+        mode: 0o600,
+      });
     },
   };
 }

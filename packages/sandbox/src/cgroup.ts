@@ -50,7 +50,8 @@ export function detectCgroups(root: string): CgroupLayout | undefined {
   const memory = join(root, 'memory', 'metnos');
   const pids = join(root, 'pids', 'metnos');
   try {
-    if (!existsSync(join(root, 'memory', 'memory.limit_in_bytes')) || !existsSync(join(root, 'pids'))) return undefined;
+    if (!existsSync(join(root, 'memory', 'memory.limit_in_bytes')) || !existsSync(join(root, 'pids')))
+      return undefined;
     mkdirSync(memory, { recursive: true });
     mkdirSync(pids, { recursive: true });
     const probe = join(memory, `probe-${process.pid}`);
@@ -85,8 +86,13 @@ function killAndRemove(dir: string): void {
  * Creates the cgroups of one call with a memory limit (swap included where
  * the kernel accounts it) and a process-count limit.
  */
-export function createCallCgroup(layout: CgroupLayout, id: string, limits: { memoryBytes: number; pids: number }): CallCgroup {
-  const dirs = layout.version === 1 ? [join(layout.memory, id), join(layout.pids, id)] : [join(layout.root, id)];
+export function createCallCgroup(
+  layout: CgroupLayout,
+  id: string,
+  limits: { memoryBytes: number; pids: number },
+): CallCgroup {
+  const dirs =
+    layout.version === 1 ? [join(layout.memory, id), join(layout.pids, id)] : [join(layout.root, id)];
   for (const dir of dirs) mkdirSync(dir);
   const [memoryDir, pidsDir] = layout.version === 1 ? [dirs[0]!, dirs[1]!] : [dirs[0]!, dirs[0]!];
   if (layout.version === 1) {

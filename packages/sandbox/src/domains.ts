@@ -27,10 +27,12 @@ export function parseDomainRule(entry: string): DomainRule | string {
   const host = match[2]!;
   const port = match[3] === undefined ? undefined : Number(match[3]);
   if (port !== undefined && (port < 1 || port > 65_535)) return `"${entry}" has a port out of range`;
-  if (isIP(host) !== 0 || /^[\d.]+$/.test(host) || host.includes('[')) return `"${entry}" is an IP literal; name a domain`;
+  if (isIP(host) !== 0 || /^[\d.]+$/.test(host) || host.includes('['))
+    return `"${entry}" is an IP literal; name a domain`;
   if (host.includes('*')) return `"${entry}" has a wildcard in the middle`;
   const labels = host.split('.');
-  if (labels.some((label) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(label))) return `"${entry}" is not a domain name`;
+  if (labels.some((label) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(label)))
+    return `"${entry}" is not a domain name`;
   if (wildcard && (labels.length < 2 || (labels.length === 2 && PUBLIC_SECOND_LEVEL.has(labels[0]!)))) {
     return `the wildcard "${entry}" covers a whole public suffix`;
   }

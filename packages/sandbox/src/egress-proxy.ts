@@ -30,7 +30,8 @@ export interface EgressProxy {
 
 const MAX_HEAD = 16 * 1024;
 
-const defaultLookup: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+const defaultLookup: Lookup = async (host) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
 function splitTarget(target: string, defaultPort: number): { host: string; port: number } | undefined {
   const match = /^\[?([^\]]+?)\]?(?::(\d{1,5}))?$/.exec(target);
@@ -70,13 +71,16 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
     }
     const address = addresses[0];
     if (!address) return `${host}: does not resolve`;
-    if (addresses.some(isInternalAddress)) return `${host}: resolves to an internal address (${addresses.join(', ')})`;
+    if (addresses.some(isInternalAddress))
+      return `${host}: resolves to an internal address (${addresses.join(', ')})`;
     return { host: address, port };
   }
 
   function refuse(client: Socket, reason: string): void {
     refusals.push(`refused ${reason}`);
-    client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nmetnos egress proxy: ${reason}\n`);
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nmetnos egress proxy: ${reason}\n`,
+    );
   }
 
   async function handle(client: Socket, head: Buffer, rest: Buffer): Promise<void> {
@@ -105,7 +109,10 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
         (line) => line !== '' && !/^(proxy-[a-z-]*|connection|keep-alive)\s*:/i.test(line),
       );
       firstBytes = Buffer.concat([
-        Buffer.from(`${method} ${url.pathname}${url.search} ${version}\r\n${headers.join('\r\n')}\r\nconnection: close\r\n\r\n`, 'latin1'),
+        Buffer.from(
+          `${method} ${url.pathname}${url.search} ${version}\r\n${headers.join('\r\n')}\r\nconnection: close\r\n\r\n`,
+          'latin1',
+        ),
         rest,
       ]);
     }
@@ -140,7 +147,9 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
       }
       client.off('data', onData);
       client.pause();
-      void handle(client, buffered.subarray(0, end), buffered.subarray(end + 4)).catch(() => client.destroy());
+      void handle(client, buffered.subarray(0, end), buffered.subarray(end + 4)).catch(() =>
+        client.destroy(),
+      );
     };
     client.on('data', onData);
     client.on('error', () => client.destroy());

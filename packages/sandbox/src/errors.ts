@@ -23,6 +23,8 @@ export class SandboxError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is SandboxError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[sandboxMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[sandboxMarker] === true
+    );
   }
 }

@@ -27,7 +27,17 @@ export const HOME_SECRETS = [
 ] as const;
 
 /** Whole system trees no profile can grant. */
-export const SYSTEM_FORBIDDEN = ['/root', '/boot', '/proc', '/sys', '/dev', '/etc', '/run', '/var/run', '/var/lib/sss'] as const;
+export const SYSTEM_FORBIDDEN = [
+  '/root',
+  '/boot',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/etc',
+  '/run',
+  '/var/run',
+  '/var/lib/sss',
+] as const;
 
 /**
  * Files under `/etc` a runtime may need and that reveal nothing: the only
@@ -42,10 +52,23 @@ export const ETC_READABLE = [
 ] as const;
 
 /** Device files a sandbox may use; every other node under `/dev` is refused. */
-export const DEVICES_ALLOWED = ['/dev/null', '/dev/zero', '/dev/random', '/dev/urandom', '/dev/full'] as const;
+export const DEVICES_ALLOWED = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/random',
+  '/dev/urandom',
+  '/dev/full',
+] as const;
 
 /** System credential files whose hardlinks are recognised by inode. */
-const SYSTEM_SECRET_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/ssh', '/etc/ssl/private', '/root'];
+const SYSTEM_SECRET_FILES = [
+  '/etc/shadow',
+  '/etc/gshadow',
+  '/etc/sudoers',
+  '/etc/ssh',
+  '/etc/ssl/private',
+  '/root',
+];
 
 /** The forbidden set for one host and one call, with real paths. */
 export interface ForbiddenSet {

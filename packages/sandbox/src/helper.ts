@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 export const HELPER_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', 'native', 'metnos-jail.c');
 
 /** Where the helper binary is, or why there is none and how to fix it. */
-export type HelperStatus = { ok: true; path: string; compiled: boolean } | { ok: false; problem: string; fix: string };
+export type HelperStatus =
+  | { ok: true; path: string; compiled: boolean }
+  | { ok: false; problem: string; fix: string };
 
 /**
  * The default cache folder for the compiled helper: `~/.cache/metnos/sandbox`,
@@ -54,21 +56,38 @@ export function ensureHelper(cacheDir: string): HelperStatus {
   try {
     source = readFileSync(HELPER_SOURCE);
   } catch (error) {
-    return { ok: false, problem: `the helper source is missing: ${(error as Error).message}`, fix: 'reinstall @metnos/sandbox' };
+    return {
+      ok: false,
+      problem: `the helper source is missing: ${(error as Error).message}`,
+      fix: 'reinstall @metnos/sandbox',
+    };
   }
   const flags = ['-O2', '-Wall', '-o'];
   const libraries = ['-Wl,-Bstatic', '-lseccomp', '-Wl,-Bdynamic'];
-  const digest = createHash('sha256').update(source).update(flags.join(' ')).update(libraries.join(' ')).digest('hex').slice(0, 16);
+  const digest = createHash('sha256')
+    .update(source)
+    .update(flags.join(' '))
+    .update(libraries.join(' '))
+    .digest('hex')
+    .slice(0, 16);
   const target = join(cacheDir, `metnos-jail-${digest}`);
   try {
     const unsafe = safeCacheDir(cacheDir);
-    if (unsafe) return { ok: false, problem: unsafe, fix: 'pass helperCacheDir pointing at a folder you own' };
+    if (unsafe)
+      return { ok: false, problem: unsafe, fix: 'pass helperCacheDir pointing at a folder you own' };
   } catch (error) {
-    return { ok: false, problem: `cannot create ${cacheDir}: ${(error as Error).message}`, fix: 'pass a writable helperCacheDir' };
+    return {
+      ok: false,
+      problem: `cannot create ${cacheDir}: ${(error as Error).message}`,
+      fix: 'pass a writable helperCacheDir',
+    };
   }
   if (existsSync(target)) return { ok: true, path: target, compiled: false };
   const partial = `${target}.${process.pid}.tmp`;
-  const build = spawnSync('gcc', [...flags, partial, HELPER_SOURCE, ...libraries], { encoding: 'utf8', timeout: 60_000 });
+  const build = spawnSync('gcc', [...flags, partial, HELPER_SOURCE, ...libraries], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (build.error || build.status !== 0) {
     rmSync(partial, { force: true });
     const reason = build.error ? build.error.message : build.stderr.trim().split('\n').slice(-3).join(' | ');
@@ -76,7 +95,9 @@ export function ensureHelper(cacheDir: string): HelperStatus {
     return {
       ok: false,
       problem: `the sandbox helper did not compile: ${reason}`,
-      fix: missingCompiler ? 'apt-get install -y gcc libseccomp-dev' : 'apt-get install -y libseccomp-dev (static libseccomp.a is needed)',
+      fix: missingCompiler
+        ? 'apt-get install -y gcc libseccomp-dev'
+        : 'apt-get install -y libseccomp-dev (static libseccomp.a is needed)',
     };
   }
   renameSync(partial, target);

@@ -62,13 +62,25 @@ const TIER_LAYERS: Record<IsolationTier, LayerName[]> = {
   none: [],
   basic: ['helper', 'rlimits', 'nodePermission'],
   standard: ['helper', 'rlimits', 'nodePermission', 'bubblewrap', 'seccomp'],
-  full: ['helper', 'rlimits', 'nodePermission', 'bubblewrap', 'seccomp', 'landlock', 'landlockNetwork', 'egressProxy'],
+  full: [
+    'helper',
+    'rlimits',
+    'nodePermission',
+    'bubblewrap',
+    'seccomp',
+    'landlock',
+    'landlockNetwork',
+    'egressProxy',
+  ],
 };
 
 const DEFAULT_SEARCH_PATH = ['/usr/bin', '/usr/local/bin', '/bin'];
 
 /** Finds a binary by bare name in a fixed list of folders (never the caller's PATH). */
-export function findBinary(name: string, searchPath: readonly string[] = DEFAULT_SEARCH_PATH): string | undefined {
+export function findBinary(
+  name: string,
+  searchPath: readonly string[] = DEFAULT_SEARCH_PATH,
+): string | undefined {
   for (const dir of searchPath) {
     const candidate = `${dir}/${name}`;
     if (existsSync(candidate)) return candidate;
@@ -153,13 +165,20 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
     ? { available: true, detail: helper.path }
     : { available: false, detail: helper.problem, fix: helper.fix };
   layers.rlimits = layers.helper.available
-    ? { available: true, detail: 'RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_CORE via the helper' }
+    ? {
+        available: true,
+        detail:
+          'RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_CORE via the helper',
+      }
     : { available: false, detail: 'needs the helper', fix: layers.helper.fix };
 
   const major = Number(/^v(\d+)/.exec(nodeVersion)?.[1] ?? 0);
   layers.nodePermission =
     major >= 22
-      ? { available: true, detail: `node ${nodeVersion} --permission (fs, child processes, workers, addons; not the network)` }
+      ? {
+          available: true,
+          detail: `node ${nodeVersion} --permission (fs, child processes, workers, addons; not the network)`,
+        }
       : { available: false, detail: `node ${nodeVersion || '(unknown)'}`, fix: 'use Node 24 or later' };
 
   let landlockAbi = 0;
@@ -176,11 +195,19 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
   }
   layers.seccomp = seccompOk
     ? { available: true, detail: 'seccomp filter loads (libseccomp, static)' }
-    : { available: false, detail: 'seccomp filters cannot be loaded', fix: 'a kernel with CONFIG_SECCOMP_FILTER and the helper built' };
+    : {
+        available: false,
+        detail: 'seccomp filters cannot be loaded',
+        fix: 'a kernel with CONFIG_SECCOMP_FILTER and the helper built',
+      };
   layers.landlock =
     landlockAbi >= 1
       ? { available: true, detail: `Landlock ABI ${landlockAbi}` }
-      : { available: false, detail: 'Landlock is not enabled', fix: 'boot a kernel ≥ 5.13 with lsm=…,landlock' };
+      : {
+          available: false,
+          detail: 'Landlock is not enabled',
+          fix: 'boot a kernel ≥ 5.13 with lsm=…,landlock',
+        };
   layers.landlockNetwork =
     landlockAbi >= 4
       ? { available: true, detail: 'TCP connect/bind rules (ABI ≥ 4)' }
@@ -200,22 +227,37 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
           fix: 'sysctl kernel.unprivileged_userns_clone=1 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); bubblewrap ≥ 0.8',
         };
   }
-  layers.egressProxy = layers.bubblewrap.available && layers.helper.available
-    ? { available: true, detail: 'host-side HTTP CONNECT proxy over a unix socket, relayed inside the empty network namespace' }
-    : { available: false, detail: 'needs bubblewrap and the helper', fix: layers.bubblewrap.fix ?? layers.helper.fix };
+  layers.egressProxy =
+    layers.bubblewrap.available && layers.helper.available
+      ? {
+          available: true,
+          detail:
+            'host-side HTTP CONNECT proxy over a unix socket, relayed inside the empty network namespace',
+        }
+      : {
+          available: false,
+          detail: 'needs bubblewrap and the helper',
+          fix: layers.bubblewrap.fix ?? layers.helper.fix,
+        };
 
-  const cgroups = linux && settings.cgroupRoot !== false ? detectCgroups(settings.cgroupRoot ?? '/sys/fs/cgroup') : undefined;
+  const cgroups =
+    linux && settings.cgroupRoot !== false
+      ? detectCgroups(settings.cgroupRoot ?? '/sys/fs/cgroup')
+      : undefined;
   layers.cgroup = cgroups
     ? { available: true, detail: `cgroup v${cgroups.version} memory and pids limits` }
     : {
         available: false,
-        detail: 'no writable cgroup: memory is limited by the V8 heap and RLIMIT_DATA, processes by RLIMIT_NPROC',
+        detail:
+          'no writable cgroup: memory is limited by the V8 heap and RLIMIT_DATA, processes by RLIMIT_NPROC',
         fix: 'run as root, or delegate a cgroup v2 subtree with the memory and pids controllers (systemd Delegate=yes)',
       };
 
   const tiers = {} as HostReport['tiers'];
   for (const tier of ISOLATION_TIERS) {
-    const missing = TIER_LAYERS[tier].filter((layer) => !layers[layer].available).map((layer) => `${layer}: ${layers[layer].detail}`);
+    const missing = TIER_LAYERS[tier]
+      .filter((layer) => !layers[layer].available)
+      .map((layer) => `${layer}: ${layers[layer].detail}`);
     tiers[tier] = { available: missing.length === 0, missing };
   }
   const strongest = [...ISOLATION_TIERS].reverse().find((tier) => tiers[tier].available) ?? 'none';
@@ -270,7 +312,9 @@ export function doctor(settings: ProbeSettings = {}): DoctorReport {
       layer,
       ok: report.layers[layer].available,
       detail: report.layers[layer].detail,
-      ...(report.layers[layer].fix && !report.layers[layer].available ? { fix: report.layers[layer].fix } : {}),
+      ...(report.layers[layer].fix && !report.layers[layer].available
+        ? { fix: report.layers[layer].fix }
+        : {}),
     })),
     host: { platform: report.platform, kernel: report.kernel, uid: report.uid, node: report.nodeVersion },
   };
@@ -286,7 +330,8 @@ export function formatDoctorReport(report: DoctorReport): string {
   const lines = [
     `sandbox: ${report.host.platform} ${report.host.kernel}, uid ${report.host.uid}, node ${report.host.node}`,
     ...report.findings.map(
-      (finding) => `  ${finding.ok ? 'ok ' : 'no '} ${finding.layer.padEnd(16)} ${finding.detail}${finding.fix ? `\n       fix: ${finding.fix}` : ''}`,
+      (finding) =>
+        `  ${finding.ok ? 'ok ' : 'no '} ${finding.layer.padEnd(16)} ${finding.detail}${finding.fix ? `\n       fix: ${finding.fix}` : ''}`,
     ),
     'tiers:',
     ...ISOLATION_TIERS.map((tier) => {

@@ -3,7 +3,14 @@ export { birth, sharedSandboxRunner } from './birth.ts';
 export { type DomainRule, domainAllowed, isInternalAddress, parseDomainRule } from './domains.ts';
 export { type EgressProxy, type EgressProxySettings, type Lookup, startEgressProxy } from './egress-proxy.ts';
 export { SandboxError } from './errors.ts';
-export { DEVICES_ALLOWED, ETC_READABLE, type ForbiddenSet, forbiddenSet, HOME_SECRETS, SYSTEM_FORBIDDEN } from './forbidden.ts';
+export {
+  DEVICES_ALLOWED,
+  ETC_READABLE,
+  type ForbiddenSet,
+  forbiddenSet,
+  HOME_SECRETS,
+  SYSTEM_FORBIDDEN,
+} from './forbidden.ts';
 export { defaultHelperCacheDir, ensureHelper, HELPER_SOURCE, type HelperStatus } from './helper.ts';
 export {
   type DoctorFinding,
@@ -25,4 +32,9 @@ export {
   resolveProfile,
 } from './policy.ts';
 export { type ResolvedPath, resolveReal } from './resolve-path.ts';
-export { createSandboxRunner, FULL_TIER_CAPABILITIES, type SandboxRunner, type SandboxRunnerSettings } from './runner.ts';
+export {
+  createSandboxRunner,
+  FULL_TIER_CAPABILITIES,
+  type SandboxRunner,
+  type SandboxRunnerSettings,
+} from './runner.ts';

@@ -91,7 +91,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     LANG: 'C.UTF-8',
   };
   const binaries = input.exec.mode === 'allowlist' ? input.exec.binaries : [];
-  const binaryPaths = binaries.map((name) => findBinary(name, input.binarySearchPath)).filter((path): path is string => !!path);
+  const binaryPaths = binaries
+    .map((name) => findBinary(name, input.binarySearchPath))
+    .filter((path): path is string => !!path);
   if (binaryPaths.length > 0) env.PATH = [...new Set(binaryPaths.map((path) => dirname(path)))].join(':');
   const readable = [RUNTIME_DIR, input.codeFile, ...input.profile.read, ...input.profile.write];
   if (input.tmpGranted) readable.push(input.tmpDir);
@@ -99,7 +101,11 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
 
   const nodeArgs = ['--disable-warning=ExperimentalWarning', `--max-old-space-size=${input.maxMemoryMb}`];
   if (rank >= tierRank('basic')) {
-    nodeArgs.push('--permission', ...readable.map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
+    nodeArgs.push(
+      '--permission',
+      ...readable.map((path) => `--allow-fs-read=${path}`),
+      ...writable.map((path) => `--allow-fs-write=${path}`),
+    );
     if (binaries.length > 0) nodeArgs.push('--allow-child-process');
     layers.push('node-permission', 'heap-limit');
   }
@@ -128,8 +134,17 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       'tier basic: no namespaces, so the network is not isolated and binaries are not filtered beyond the Node permission model',
       'tier basic: no process-count limit (RLIMIT_NPROC needs the user namespace of tier standard)',
     );
-    notes.push(`memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only, no cgroup)`);
-    return { command: helper, args: [...inner, '--', node, ...nodeArgs], env, cwd: input.tmpDir, layers, notes };
+    notes.push(
+      `memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only, no cgroup)`,
+    );
+    return {
+      command: helper,
+      args: [...inner, '--', node, ...nodeArgs],
+      env,
+      cwd: input.tmpDir,
+      layers,
+      notes,
+    };
   }
 
   // standard and full: bubblewrap around the helper
@@ -142,7 +157,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       executables.add(file);
     }
   }
-  const etcFiles = ETC_READABLE.filter((file) => existsSync(file) && ['/etc/ld.so.cache', '/etc/localtime'].includes(file));
+  const etcFiles = ETC_READABLE.filter(
+    (file) => existsSync(file) && ['/etc/ld.so.cache', '/etc/localtime'].includes(file),
+  );
   const binds: Array<{ path: string; kind: 'ro' | 'rw' | 'try-ro' | 'try-rw' }> = [];
   for (const file of runtimeFiles) binds.push({ path: file, kind: 'ro' });
   for (const file of etcFiles) binds.push({ path: file, kind: 'ro' });
@@ -174,7 +191,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     '/dev',
   ];
   for (const bind of binds) {
-    const flag = { ro: '--ro-bind', rw: '--bind', 'try-ro': '--ro-bind-try', 'try-rw': '--bind-try' }[bind.kind];
+    const flag = { ro: '--ro-bind', rw: '--bind', 'try-ro': '--ro-bind-try', 'try-rw': '--bind-try' }[
+      bind.kind
+    ];
     bwrap.push(flag, bind.path, bind.path);
   }
   // secrets inside a granted tree (a home's .ssh, the workspace's .audit) are covered by empty read-only mounts
@@ -194,11 +213,23 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   if (input.proxySocket) bwrap.push('--ro-bind', input.proxySocket, PROXY_SOCKET_INSIDE);
   bwrap.push('--remount-ro', '/', '--chdir', input.tmpGranted ? input.tmpDir : '/');
   for (const [key, value] of Object.entries(env)) bwrap.push('--setenv', key, value);
-  layers.push('bubblewrap', 'user-ns', 'mount-ns', 'pid-ns', 'ipc-ns', 'uts-ns', 'net-ns', 'cap-drop-all', 'no-new-privs', 'seccomp');
+  layers.push(
+    'bubblewrap',
+    'user-ns',
+    'mount-ns',
+    'pid-ns',
+    'ipc-ns',
+    'uts-ns',
+    'net-ns',
+    'cap-drop-all',
+    'no-new-privs',
+    'seccomp',
+  );
 
   if (input.proxySocket) {
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
-    for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) bwrap.push('--setenv', key, proxyUrl);
+    for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'])
+      bwrap.push('--setenv', key, proxyUrl);
     bwrap.push('--setenv', 'NODE_USE_ENV_PROXY', '1');
     inner.push('--forward', `${PROXY_PORT_INSIDE}:${PROXY_SOCKET_INSIDE}`);
     layers.push('egress-proxy');
@@ -224,7 +255,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     args = [...input.cgroupProcs.flatMap((file) => ['--cgroup', file]), '--', command, ...args];
     command = helper;
     layers.push('cgroup-memory', 'cgroup-pids');
-    notes.push(`memory: cgroup v${host.cgroups?.version} limit ${input.maxMemoryMb} MB; processes: ${input.limits.processes}`);
+    notes.push(
+      `memory: cgroup v${host.cgroups?.version} limit ${input.maxMemoryMb} MB; processes: ${input.limits.processes}`,
+    );
   } else {
     notes.push(
       `memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only: no cgroup on this host); processes: RLIMIT_NPROC ${input.limits.processes}`,

@@ -81,12 +81,16 @@ function tooBroad(real: string): boolean {
  * core forbidden tree, or one so broad it contains a system tree (`/`,
  * `/var`), is refused; secret folders inside an allowed home are masked later.
  */
-export function resolveProfile(profile: ExpandedProfile, forbidden: ForbiddenSet): ResolvedProfile | PolicyViolation {
+export function resolveProfile(
+  profile: ExpandedProfile,
+  forbidden: ForbiddenSet,
+): ResolvedProfile | PolicyViolation {
   const resolveList = (entries: readonly string[], write: boolean): string[] | PolicyViolation => {
     const out: string[] = [];
     for (const entry of entries) {
       const { real } = resolveReal(entry);
-      const tree = forbiddenTreeOf(real, forbidden, write) ?? forbiddenTreeOf(posix.normalize(entry), forbidden, write);
+      const tree =
+        forbiddenTreeOf(real, forbidden, write) ?? forbiddenTreeOf(posix.normalize(entry), forbidden, write);
       if (tree) {
         return {
           rule: 'profile-forbidden-path',
@@ -118,7 +122,12 @@ export function resolveProfile(profile: ExpandedProfile, forbidden: ForbiddenSet
     for (const entry of profile.network.domains) {
       const rule = parseDomainRule(entry);
       if (typeof rule === 'string') {
-        return { rule: 'profile-bad-domain', where: 'profile', value: cut(entry), message: `network allow-list: ${rule}` };
+        return {
+          rule: 'profile-bad-domain',
+          where: 'profile',
+          value: cut(entry),
+          message: `network allow-list: ${rule}`,
+        };
       }
       domains.push(rule);
     }
@@ -140,7 +149,12 @@ function checkPath(value: string, where: string, context: ArgumentCheckContext):
     try {
       absolute = fileURLToPath(value);
     } catch {
-      return { rule: 'outside-allow-list', where, value: cut(value), message: `${where}: "${cut(value)}" is not a usable file URL` };
+      return {
+        rule: 'outside-allow-list',
+        where,
+        value: cut(value),
+        message: `${where}: "${cut(value)}" is not a usable file URL`,
+      };
     }
   } else if (value === '~' || value.startsWith('~/')) {
     absolute = posix.join(context.home, value.slice(1));
@@ -179,7 +193,13 @@ function checkPath(value: string, where: string, context: ArgumentCheckContext):
       info = undefined;
     }
     if (info && (info.isBlockDevice() || info.isCharacterDevice() || info.isSocket())) {
-      return { rule: 'special-file', where, value: cut(value), real, message: `${where}: ${real} is a device or socket` };
+      return {
+        rule: 'special-file',
+        where,
+        value: cut(value),
+        real,
+        message: `${where}: ${real} is a device or socket`,
+      };
     }
     if (info?.isFile() && info.nlink > 1 && secretInodes(context.forbidden).has(`${info.dev}:${info.ino}`)) {
       return {
@@ -203,9 +223,20 @@ function checkUrl(value: string, where: string, context: ArgumentCheckContext): 
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (/^[\d.]+$/.test(host) || host.includes(':')) {
-    return { rule: 'ip-literal', where, value: cut(value), message: `${where}: "${cut(value)}" names an IP address; only allow-listed domains are reachable` };
+    return {
+      rule: 'ip-literal',
+      where,
+      value: cut(value),
+      message: `${where}: "${cut(value)}" names an IP address; only allow-listed domains are reachable`,
+    };
   }
-  const port = url.port ? Number(url.port) : url.protocol === 'http:' || url.protocol === 'ws:' ? 80 : url.protocol === 'ftp:' ? 21 : 443;
+  const port = url.port
+    ? Number(url.port)
+    : url.protocol === 'http:' || url.protocol === 'ws:'
+      ? 80
+      : url.protocol === 'ftp:'
+        ? 21
+        : 443;
   if (!domainAllowed(host, port, context.profile.domains)) {
     return {
       rule: 'domain-not-allowed',
@@ -228,7 +259,12 @@ function checkUrl(value: string, where: string, context: ArgumentCheckContext): 
  * checkArguments({ path: '/etc/passwd' }, context); // { rule: 'outside-allow-list', … }
  */
 export function checkArguments(args: unknown, context: ArgumentCheckContext): PolicyViolation | undefined {
-  const visit = (value: unknown, pointer: string, key: string | undefined, depth: number): PolicyViolation | undefined => {
+  const visit = (
+    value: unknown,
+    pointer: string,
+    key: string | undefined,
+    depth: number,
+  ): PolicyViolation | undefined => {
     if (depth > 32) return undefined;
     if (typeof value === 'string') {
       if (URL_PATTERN.test(value)) return checkUrl(value, pointer || '/', context);
@@ -247,7 +283,12 @@ export function checkArguments(args: unknown, context: ArgumentCheckContext): Po
     }
     if (value !== null && typeof value === 'object') {
       for (const [name, item] of Object.entries(value)) {
-        const found = visit(item, `${pointer}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, name, depth + 1);
+        const found = visit(
+          item,
+          `${pointer}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+          name,
+          depth + 1,
+        );
         if (found) return found;
       }
     }

@@ -4,10 +4,10 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   type ChildReport,
-  type ExecutorRunner,
   type ExecutorResult,
-  expandProfile,
+  type ExecutorRunner,
   exitKind,
+  expandProfile,
   failure,
   harnessRequest,
   ISOLATION_TIERS,
@@ -98,14 +98,20 @@ function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb:
   const isolation = result.isolation;
   const evidence = `${report.stderr}\n${result.error.message}`;
   if (cgroup?.oomKilled() || OUT_OF_MEMORY.test(evidence)) {
-    return failure('ResourceLimit', `the executor ran out of its ${memoryMb} MB memory limit and was stopped`, { isolation });
+    return failure(
+      'ResourceLimit',
+      `the executor ran out of its ${memoryMb} MB memory limit and was stopped`,
+      { isolation },
+    );
   }
   const code = report.exitCode ?? 0;
   if (report.exitSignal === 'SIGXCPU' || code === 128 + 24) {
     return failure('ResourceLimit', 'the executor used up its CPU time limit and was stopped', { isolation });
   }
   if (report.exitSignal === 'SIGXFSZ' || code === 128 + 25) {
-    return failure('ResourceLimit', 'the executor wrote a file larger than the file-size limit', { isolation });
+    return failure('ResourceLimit', 'the executor wrote a file larger than the file-size limit', {
+      isolation,
+    });
   }
   return result;
 }
@@ -156,7 +162,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       version: request.executor.version,
       event: errorClass === 'PolicyViolation' ? 'policy_violation' : 'isolation_unavailable',
       error_class: errorClass,
-      ...(violation ? { rule: violation.rule, where: violation.where, value: violation.value, real: violation.real } : {}),
+      ...(violation
+        ? { rule: violation.rule, where: violation.where, value: violation.value, real: violation.real }
+        : {}),
       message,
     };
     try {
@@ -166,7 +174,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     const report = refusal(errorClass, message, { tier, layers: [] });
     if (violation && !report.result.ok) {
-      report.result.metadata = { rule: violation.rule, where: violation.where, ...(violation.real ? { real: violation.real } : {}) };
+      report.result.metadata = {
+        rule: violation.rule,
+        where: violation.where,
+        ...(violation.real ? { real: violation.real } : {}),
+      };
     }
     return report;
   }
@@ -179,13 +191,21 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         tierRank(declared.min_tier) > tierRank(host.strongest)
           ? host.tiers[declared.min_tier].missing.join('; ')
           : `this runner is capped at tier "${ceiling}" by its settings`;
-      return refuse(request, 'IsolationUnavailable', `${executor.name} requires isolation tier "${declared.min_tier}"; this host applies "${tier}": missing ${missing}`);
+      return refuse(
+        request,
+        'IsolationUnavailable',
+        `${executor.name} requires isolation tier "${declared.min_tier}"; this host applies "${tier}": missing ${missing}`,
+      );
     }
     const needsFull = executor.manifest.executor.capabilities.filter((capability) =>
       (FULL_TIER_CAPABILITIES as readonly string[]).includes(capability),
     );
     if (needsFull.length > 0 && tier !== 'full') {
-      return refuse(request, 'IsolationUnavailable', `${executor.name} has capability ${needsFull.join(', ')}, which runs only at tier "full"; this host applies "${tier}"`);
+      return refuse(
+        request,
+        'IsolationUnavailable',
+        `${executor.name} has capability ${needsFull.join(', ')}, which runs only at tier "full"; this host applies "${tier}"`,
+      );
     }
     const workspace = resolve(context.workspace);
     const forbidden = forbiddenSet({ homes, workspace });
@@ -196,9 +216,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     try {
       const expanded = expandProfile(declared, { workspace, tmpDir, home });
       const profile = resolveProfile(expanded, forbidden);
-      if ('rule' in profile) return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
+      if ('rule' in profile)
+        return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
       const violation = checkArguments(args, { profile, forbidden, workspace, home });
-      if (violation) return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
+      if (violation)
+        return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
 
       const standardOrMore = tierRank(tier) >= tierRank('standard');
       if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
@@ -216,7 +238,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
           pids: limits.processes,
         });
       }
-      const tmpGranted = declared.fs.read.concat(declared.fs.write).some((entry) => /^\$TMP(\/|$)/.test(entry));
+      const tmpGranted = declared.fs.read
+        .concat(declared.fs.write)
+        .some((entry) => /^\$TMP(\/|$)/.test(entry));
       const plan = planLaunch({
         tier,
         host,
@@ -235,7 +259,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         binarySearchPath,
       });
       const notes = [...plan.notes];
-      if (declared.network.mode === 'allowlist') notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+      if (declared.network.mode === 'allowlist')
+        notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
       const isolation: IsolationRecord = { tier, layers: plan.layers, notes };
       const report = await runChild({
         command: plan.command,
@@ -249,7 +274,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         isolation,
         signal,
       });
-      if (proxy && proxy.refusals.length > 0) notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
+      if (proxy && proxy.refusals.length > 0)
+        notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
       const result = classify(report, cgroup, declared.max_memory_mb);
       const exit = result === report.result ? exitKind(report) : 'crash';
       return { result, durationMs: report.durationMs, stdout: report.stdout, exit };

@@ -15,7 +15,10 @@ import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 /** Writes `<root>/metnos.toml` trusting `key`, so the birth harness finds it. */
 export async function trustKeyIn(root: string, key: PublicKey): Promise<void> {
   await writeFile(join(root, 'test.pub'), serializePublicKey(key));
-  await writeFile(join(root, 'metnos.toml'), '[workspace]\nroot = "."\nexecutors = "."\ntrusted_keys = ["test.pub"]\n');
+  await writeFile(
+    join(root, 'metnos.toml'),
+    '[workspace]\nroot = "."\nexecutors = "."\ntrusted_keys = ["test.pub"]\n',
+  );
 }
 
 /** A test profile; omitted fields are the tightest. */
@@ -108,7 +111,10 @@ export async function createLab(prefix = 'metnos-sandbox-lab-'): Promise<Lab> {
       if (options.capabilities) {
         const { readFile } = await import('node:fs/promises');
         const manifest = await readFile(join(dir, 'manifest.toml'), 'utf8');
-        await writeFile(join(dir, 'manifest.toml'), manifest.replace('capabilities = []', `capabilities = ${JSON.stringify(options.capabilities)}`));
+        await writeFile(
+          join(dir, 'manifest.toml'),
+          manifest.replace('capabilities = []', `capabilities = ${JSON.stringify(options.capabilities)}`),
+        );
         await signExecutor(dir, key);
       }
       return createBirthHarness(dir, { runner, trustedKeys: [key] });

@@ -7,7 +7,9 @@ import { createLab, type Lab, observingCode } from './fixtures.ts';
 
 // Every case here must be refused before any process starts: the executor
 // below writes a marker into the workspace whenever it runs.
-const MARKER_CODE = observingCode(`fs.writeFileSync(ctx.workspace + '/ran-' + process.pid, 'x'); out.ran = true;`);
+const MARKER_CODE = observingCode(
+  `fs.writeFileSync(ctx.workspace + '/ran-' + process.pid, 'x'); out.ran = true;`,
+);
 
 describe('policy-time refusals (no process starts)', () => {
   let lab: Lab;
@@ -39,7 +41,11 @@ describe('policy-time refusals (no process starts)', () => {
     symlinkSync('/proc/self/root/etc', join(workspace, 'etc-link'));
     linkSync(join(home, '.ssh', 'id_ed25519'), join(workspace, 'innocent.txt'));
     runner = createSandboxRunner({ home });
-    harness = await lab.executor('marker', { code: MARKER_CODE, profile: { read: ['$WORKSPACE', '$HOME'], write: ['$WORKSPACE'] } }, runner);
+    harness = await lab.executor(
+      'marker',
+      { code: MARKER_CODE, profile: { read: ['$WORKSPACE', '$HOME'], write: ['$WORKSPACE'] } },
+      runner,
+    );
   });
   afterAll(() => rm(lab.root, { recursive: true, force: true }));
 
@@ -50,66 +56,115 @@ describe('policy-time refusals (no process starts)', () => {
   });
 
   it('refuses /root/.ssh directly', () => expectRefused({ path: '/root/.ssh/id_rsa' }, 'forbidden-path'));
-  it('refuses ~/.ssh through the tilde', () => expectRefused({ path: '~/.ssh/id_ed25519' }, 'forbidden-path'));
-  it('refuses a secret through a symlink inside the workspace', () => expectRefused({ path: 'keys/id_ed25519' }, 'forbidden-path'));
-  it('refuses /etc/passwd through a symlink to /proc/self/root', () => expectRefused({ path: join(workspace, 'etc-link', 'passwd') }, 'forbidden-path'));
-  it('refuses /proc/self/root spelled out', () => expectRefused({ path: '/proc/self/root/etc/passwd' }, 'forbidden-path'));
-  it('refuses a climb out with ..', () => expectRefused({ path: `${workspace}/../../../root/.ssh/id_rsa` }, 'forbidden-path'));
-  it('refuses a relative climb under a path key', () => expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
-  it('refuses a hardlink to a secret file', () => expectRefused({ path: 'innocent.txt' }, 'hardlink-to-secret'));
-  it("refuses the workspace's audit ledger", () => expectRefused({ path: '.audit/executors/2026-01-01.jsonl' }, 'forbidden-path'));
-  it('refuses /etc/passwd (the walk-through case)', () => expectRefused({ path: '/etc/passwd' }, 'forbidden-path'));
+  it('refuses ~/.ssh through the tilde', () =>
+    expectRefused({ path: '~/.ssh/id_ed25519' }, 'forbidden-path'));
+  it('refuses a secret through a symlink inside the workspace', () =>
+    expectRefused({ path: 'keys/id_ed25519' }, 'forbidden-path'));
+  it('refuses /etc/passwd through a symlink to /proc/self/root', () =>
+    expectRefused({ path: join(workspace, 'etc-link', 'passwd') }, 'forbidden-path'));
+  it('refuses /proc/self/root spelled out', () =>
+    expectRefused({ path: '/proc/self/root/etc/passwd' }, 'forbidden-path'));
+  it('refuses a climb out with ..', () =>
+    expectRefused({ path: `${workspace}/../../../root/.ssh/id_rsa` }, 'forbidden-path'));
+  it('refuses a relative climb under a path key', () =>
+    expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
+  it('refuses a hardlink to a secret file', () =>
+    expectRefused({ path: 'innocent.txt' }, 'hardlink-to-secret'));
+  it("refuses the workspace's audit ledger", () =>
+    expectRefused({ path: '.audit/executors/2026-01-01.jsonl' }, 'forbidden-path'));
+  it('refuses /etc/passwd (the walk-through case)', () =>
+    expectRefused({ path: '/etc/passwd' }, 'forbidden-path'));
   it('refuses /sys, /boot and block devices', async () => {
     await expectRefused({ path: '/sys/kernel/notes' }, 'forbidden-path');
     await expectRefused({ path: '/boot' }, 'forbidden-path');
     await expectRefused({ path: '/dev/sda' }, 'forbidden-path');
   });
-  it('refuses file:// URLs into forbidden paths', () => expectRefused({ source: 'file:///etc/shadow' }, 'forbidden-path'));
+  it('refuses file:// URLs into forbidden paths', () =>
+    expectRefused({ source: 'file:///etc/shadow' }, 'forbidden-path'));
   it('refuses paths nested deep in arrays and objects', () =>
-    expectRefused({ batch: [{ ok: 'x' }, { items: ['notes/a.md', '/root/.gnupg/secring.gpg'] }] }, 'forbidden-path'));
-  it('refuses a destination outside the allow-lists', () => expectRefused({ dest: '/tmp/elsewhere/out.txt' }, 'outside-allow-list'));
-  it('refuses a URL argument when the profile has no network', () => expectRefused({ url: 'https://example.com/' }, 'domain-not-allowed'));
+    expectRefused(
+      { batch: [{ ok: 'x' }, { items: ['notes/a.md', '/root/.gnupg/secring.gpg'] }] },
+      'forbidden-path',
+    ));
+  it('refuses a destination outside the allow-lists', () =>
+    expectRefused({ dest: '/tmp/elsewhere/out.txt' }, 'outside-allow-list'));
+  it('refuses a URL argument when the profile has no network', () =>
+    expectRefused({ url: 'https://example.com/' }, 'domain-not-allowed'));
 
   it('writes an audit line for each refusal', async () => {
     const dir = join(workspace, '.audit', 'sandbox');
-    const lines = readdirSync(dir).flatMap((file) => readFileSync(join(dir, file), 'utf8').trim().split('\n'));
-    const entries = lines.map((line) => JSON.parse(line) as { event: string; rule: string; executor: string });
+    const lines = readdirSync(dir).flatMap((file) =>
+      readFileSync(join(dir, file), 'utf8').trim().split('\n'),
+    );
+    const entries = lines.map(
+      (line) => JSON.parse(line) as { event: string; rule: string; executor: string },
+    );
     expect(entries.length).toBeGreaterThanOrEqual(10);
-    expect(entries.every((entry) => entry.event === 'policy_violation' && entry.executor === 'marker')).toBe(true);
+    expect(entries.every((entry) => entry.event === 'policy_violation' && entry.executor === 'marker')).toBe(
+      true,
+    );
     expect(entries.map((entry) => entry.rule)).toContain('hardlink-to-secret');
   });
 
   it('refuses a profile that grants a home that is /root', async () => {
     const rootRunner = createSandboxRunner({ home: '/root', audit: false });
-    const wide = await lab.executor('wide_home', { code: MARKER_CODE, profile: { read: ['$HOME'], write: ['$WORKSPACE'] } }, rootRunner);
+    const wide = await lab.executor(
+      'wide_home',
+      { code: MARKER_CODE, profile: { read: ['$HOME'], write: ['$WORKSPACE'] } },
+      rootRunner,
+    );
     const result = await wide.invoke({}, { workspace });
-    expect(result).toMatchObject({ ok: false, error: { class: 'PolicyViolation' }, metadata: { rule: 'profile-forbidden-path' } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { class: 'PolicyViolation' },
+      metadata: { rule: 'profile-forbidden-path' },
+    });
     expect(markers()).toEqual([]);
   });
 
   it('refuses a profile that grants / (never bind the root and subtract)', async () => {
-    const rooted = await lab.executor('rooted', { code: MARKER_CODE, profile: { read: ['/'], write: ['$WORKSPACE'] } }, runner);
+    const rooted = await lab.executor(
+      'rooted',
+      { code: MARKER_CODE, profile: { read: ['/'], write: ['$WORKSPACE'] } },
+      runner,
+    );
     await expectRefused({}, 'profile-too-broad', rooted);
   });
 
   describe('network allow-list', () => {
     let net: Awaited<ReturnType<Lab['executor']>>;
     beforeAll(async () => {
-      net = await lab.executor('net', { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['api.example.com'] } }, runner);
+      net = await lab.executor(
+        'net',
+        { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['api.example.com'] } },
+        runner,
+      );
     });
-    it('refuses a host that is not on the list', () => expectRefused({ url: 'https://evil.example.net/x' }, 'domain-not-allowed', net));
-    it('refuses IP literals, loopback included', () => expectRefused({ url: 'http://127.0.0.1:8080/' }, 'ip-literal', net));
-    it('refuses the cloud metadata address', () => expectRefused({ endpoint: 'http://169.254.169.254/latest/meta-data/' }, 'ip-literal', net));
-    it('refuses an allowed host on an unlisted port', () => expectRefused({ url: 'https://api.example.com:8443/' }, 'domain-not-allowed', net));
+    it('refuses a host that is not on the list', () =>
+      expectRefused({ url: 'https://evil.example.net/x' }, 'domain-not-allowed', net));
+    it('refuses IP literals, loopback included', () =>
+      expectRefused({ url: 'http://127.0.0.1:8080/' }, 'ip-literal', net));
+    it('refuses the cloud metadata address', () =>
+      expectRefused({ endpoint: 'http://169.254.169.254/latest/meta-data/' }, 'ip-literal', net));
+    it('refuses an allowed host on an unlisted port', () =>
+      expectRefused({ url: 'https://api.example.com:8443/' }, 'domain-not-allowed', net));
     it('accepts an allowed host', async () => {
       const result = await net.invoke({ url: 'https://api.example.com/v1' }, { workspace });
       expect(result.ok).toBe(true);
       for (const marker of markers()) await rm(join(workspace, marker));
     });
     it('refuses profiles with broad wildcards or IP literals', async () => {
-      const broad = await lab.executor('broad', { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['*.co.uk'] } }, runner);
+      const broad = await lab.executor(
+        'broad',
+        { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['*.co.uk'] } },
+        runner,
+      );
       await expectRefused({}, 'profile-bad-domain', broad);
-      const literal = await lab.executor('literal', { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['10.0.0.1'] } }, runner);
+      const literal = await lab.executor(
+        'literal',
+        { code: MARKER_CODE, profile: { write: ['$WORKSPACE'], domains: ['10.0.0.1'] } },
+        runner,
+      );
       await expectRefused({}, 'profile-bad-domain', literal);
     });
   });
@@ -118,10 +173,15 @@ describe('policy-time refusals (no process starts)', () => {
     it('refuses a full-tier executor on a runner capped at standard, naming what is missing', async () => {
       const capped = createSandboxRunner({ home, tier: 'standard', audit: false });
       expect(capped.tier).toBe('standard');
-      const strict = await lab.executor('strict', { code: MARKER_CODE, profile: { write: ['$WORKSPACE'] } }, capped);
+      const strict = await lab.executor(
+        'strict',
+        { code: MARKER_CODE, profile: { write: ['$WORKSPACE'] } },
+        capped,
+      );
       const result = await strict.invoke({}, { workspace });
       expect(result).toMatchObject({ ok: false, error: { class: 'IsolationUnavailable' } });
-      if (!result.ok) expect(result.error.message).toMatch(/requires isolation tier "full".*capped at tier "standard"/);
+      if (!result.ok)
+        expect(result.error.message).toMatch(/requires isolation tier "full".*capped at tier "standard"/);
       expect(markers()).toEqual([]);
     });
     it('refuses code:exec below the full tier even when the profile accepts less', async () => {

@@ -68,7 +68,12 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
     symlinkSync(join(home, '.ssh'), join(workspace, 'keys'));
     symlinkSync(outside, join(workspace, 'escape'));
     mkdirSync(binDir);
-    const build = spawnSync('gcc', ['-O1', '-o', join(binDir, 'syscall-probe'), join(import.meta.dirname, '__fixtures__', 'syscall-probe.c')]);
+    const build = spawnSync('gcc', [
+      '-O1',
+      '-o',
+      join(binDir, 'syscall-probe'),
+      join(import.meta.dirname, '__fixtures__', 'syscall-probe.c'),
+    ]);
     if (build.status !== 0) throw new Error(`syscall probe did not build: ${build.stderr}`);
 
     const tcp = createNetServer((socket) => {
@@ -386,13 +391,25 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
     });
 
     it('stops a memory bomb outside the V8 heap (Buffers)', async () => {
-      const { result } = await call('buffer_bomb', `const keep = []; for (;;) keep.push(Buffer.alloc(32 * 1024 * 1024, 1));`, { memoryMb: 96, durationMs: 8000 });
-      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(/^ResourceLimit/);
+      const { result } = await call(
+        'buffer_bomb',
+        `const keep = []; for (;;) keep.push(Buffer.alloc(32 * 1024 * 1024, 1));`,
+        { memoryMb: 96, durationMs: 8000 },
+      );
+      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(
+        /^ResourceLimit/,
+      );
     });
 
     it('stops a memory bomb on the V8 heap', async () => {
-      const { result } = await call('heap_bomb', `const keep = []; for (;;) keep.push(new Array(1e6).fill({ a: Math.random() }));`, { memoryMb: 96, durationMs: 8000 });
-      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(/^ResourceLimit/);
+      const { result } = await call(
+        'heap_bomb',
+        `const keep = []; for (;;) keep.push(new Array(1e6).fill({ a: Math.random() }));`,
+        { memoryMb: 96, durationMs: 8000 },
+      );
+      expect(result.ok ? 'ok' : `${result.error.class}: ${result.error.message.slice(0, 300)}`).toMatch(
+        /^ResourceLimit/,
+      );
     });
 
     it('kills a CPU spin at the deadline', async () => {
@@ -403,17 +420,26 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
     });
 
     it('kills a process that sleeps forever', async () => {
-      const { result } = await call('sleeper', `await new Promise(() => setInterval(() => {}, 1000));`, { durationMs: 1200 });
+      const { result } = await call('sleeper', `await new Promise(() => setInterval(() => {}, 1000));`, {
+        durationMs: 1200,
+      });
       expect(result).toMatchObject({ ok: false, error: { class: 'Timeout' } });
     });
 
     it('caps a stdout flood', async () => {
-      const { result } = await call('stdout_flood', `const chunk = 'x'.repeat(65536); for (let i = 0; i < 4096; i++) fs.writeSync(1, chunk);`, { outputBytes: 100_000 });
+      const { result } = await call(
+        'stdout_flood',
+        `const chunk = 'x'.repeat(65536); for (let i = 0; i < 4096; i++) fs.writeSync(1, chunk);`,
+        { outputBytes: 100_000 },
+      );
       expect(result).toMatchObject({ ok: false, error: { class: 'OutputTooLarge' } });
     });
 
     it('caps a stderr flood', async () => {
-      const { result } = await call('stderr_flood', `const chunk = 'e'.repeat(65536); for (let i = 0; i < 4096; i++) fs.writeSync(2, chunk);`);
+      const { result } = await call(
+        'stderr_flood',
+        `const chunk = 'e'.repeat(65536); for (let i = 0; i < 4096; i++) fs.writeSync(2, chunk);`,
+      );
       expect(result).toMatchObject({ ok: false, error: { class: 'OutputTooLarge' } });
     });
 
@@ -458,7 +484,17 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
   it('says which layers wrapped the call', async () => {
     const { result } = await call('layers', `out.here = { ok: true };`);
     expect(result.isolation?.tier).toBe('full');
-    expect(result.isolation?.layers).toEqual(expect.arrayContaining(['bubblewrap', 'seccomp', 'landlock', 'cap-drop-all', 'net-ns', 'rlimits', 'node-permission']));
+    expect(result.isolation?.layers).toEqual(
+      expect.arrayContaining([
+        'bubblewrap',
+        'seccomp',
+        'landlock',
+        'cap-drop-all',
+        'net-ns',
+        'rlimits',
+        'node-permission',
+      ]),
+    );
     const memory = result.isolation?.layers.includes('cgroup-memory') ? 'cgroup' : 'heap-only';
     if (memory === 'heap-only') expect(result.isolation?.notes?.join(' ')).toMatch(/heap-only/);
   });

@@ -17,7 +17,14 @@ describe('unprivileged pass', () => {
       const script = join(import.meta.dirname, '..', 'scripts', 'test-unprivileged.ts');
       const run = spawnSync(
         process.execPath,
-        ['--conditions=metnos-source', '--disable-warning=ExperimentalWarning', script, 'test/policy-attacks.test.ts', 'test/runtime-attacks.test.ts', '--reporter=dot'],
+        [
+          '--conditions=metnos-source',
+          '--disable-warning=ExperimentalWarning',
+          script,
+          'test/policy-attacks.test.ts',
+          'test/runtime-attacks.test.ts',
+          '--reporter=dot',
+        ],
         { encoding: 'utf8', timeout: 170_000 },
       );
       const output = `${run.stdout}\n${run.stderr}`;
