@@ -12,7 +12,7 @@ export async function doctorCommand(argv: string[], io: CliIo): Promise<number> 
     return 0;
   }
   const sandbox = await import('@metnos/sandbox');
-  const report = await sandbox.probeHost();
+  const report = sandbox.doctor();
   io.out(argv.includes('--json') ? JSON.stringify(report, null, 2) : sandbox.formatDoctorReport(report));
   return 0;
 }

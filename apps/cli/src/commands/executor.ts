@@ -64,9 +64,9 @@ async function openCatalog(place: CliPlace, ledger: 'update' | 'check' = 'update
 }
 
 /** The sandbox runner; every CLI invocation and birth test goes through it. */
-async function sandboxRunner(workspace: string): Promise<ExecutorRunner> {
+async function sandboxRunner(): Promise<ExecutorRunner> {
   const { createSandboxRunner } = await import('@metnos/sandbox');
-  return createSandboxRunner({ audit: createAuditLog({ workspace }) });
+  return createSandboxRunner();
 }
 
 export async function executorCommand(argv: string[], io: CliIo): Promise<number> {
@@ -165,7 +165,7 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
       const config = values.config ? (parseJson(values.config, '--config') as Record<string, unknown>) : undefined;
       const { catalog } = await openCatalog(place);
       const audit = createAuditLog({ workspace: place.workspace });
-      const invoker = createInvoker({ catalog, runner: await sandboxRunner(place.workspace), audit });
+      const invoker = createInvoker({ catalog, runner: await sandboxRunner(), audit });
       const result = await invoker.invoke(target, args, {
         workspace: place.workspace,
         caller: { kind: 'cli' },
