@@ -1,7 +1,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   path?: string;
@@ -50,7 +50,11 @@ async function realpathLenient(path: string): Promise<string> {
  * Resolves a caller's path against the workspace and keeps it inside the
  * profile's read roots, both as written and after following symbolic links.
  */
-async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readonly string[]): Promise<string> {
+async function resolveAllowed(
+  input: string,
+  ctx: ExecutorContext,
+  roots: readonly string[],
+): Promise<string> {
   if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
   const absolute = resolve(ctx.workspace, input);
   if (!roots.some((root) => isInside(resolve(root), absolute))) {
@@ -59,7 +63,10 @@ async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readon
   const real = await realpathLenient(absolute);
   const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
   if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} leads through a symbolic link to outside the allowed folders`);
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} leads through a symbolic link to outside the allowed folders`,
+    );
   }
   return real;
 }
@@ -73,7 +80,9 @@ function failureForCode(error: unknown, path: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT') throw new ExecutorFailure('NotFound', `${path} does not exist`);
   if (code === 'ENOTDIR') throw new ExecutorFailure('NotADirectory', `${path} is not a folder; use fs_read`);
-  if (code === 'EACCES' || code === 'EPERM') throw new ExecutorFailure('PermissionDenied', `${path} cannot be listed (${code})`);
+  if (code === 'EACCES' || code === 'EPERM') {
+    throw new ExecutorFailure('PermissionDenied', `${path} cannot be listed (${code})`);
+  }
   throw error;
 }
 
@@ -107,7 +116,10 @@ function globToRegExp(glob: string): RegExp {
     } else if (char === '[') {
       const close = glob.indexOf(']', index + 2);
       if (close === -1) throw new ExecutorFailure('BadPattern', `"${glob}" has a "[" without its "]"`);
-      const body = glob.slice(index + 1, close).replace(/^!/, '^').replace(/[\\\]]/g, '\\$&');
+      const body = glob
+        .slice(index + 1, close)
+        .replace(/^!/, '^')
+        .replace(/[\\\]]/g, '\\$&');
       source += `[${body}]`;
       index = close;
     } else {
@@ -135,7 +147,9 @@ export default defineExecutor<Args, Output>({
     const root = await resolveAllowed(input, ctx, ctx.profile.fs.read);
     const shown = displayPath(root, ctx);
     const rootStats = await stat(root).catch((error: unknown) => failureForCode(error, shown));
-    if (!rootStats.isDirectory()) throw new ExecutorFailure('NotADirectory', `${shown} is not a folder; use fs_read`);
+    if (!rootStats.isDirectory()) {
+      throw new ExecutorFailure('NotADirectory', `${shown} is not a folder; use fs_read`);
+    }
 
     const maxDepth = args.recursive ? (args.max_depth ?? 5) : 1;
     const maxEntries = args.max_entries ?? 500;

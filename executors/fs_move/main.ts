@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { cp, lstat, mkdir, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   source: string;
@@ -63,7 +63,10 @@ async function resolveAllowed(
   const workspace = await realpathLenient(resolve(ctx.workspace));
   for (const reserved of RESERVED) {
     if (isInside(join(workspace, reserved), real)) {
-      throw new ExecutorFailure('PermissionDenied', `${reserved}/ is reserved to Metnos and never changed by executors`);
+      throw new ExecutorFailure(
+        'PermissionDenied',
+        `${reserved}/ is reserved to Metnos and never changed by executors`,
+      );
     }
   }
   return real;
@@ -84,13 +87,20 @@ function entryType(stats: Stats): EntryType {
 function failureForCode(error: unknown, from: string, to: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT') {
-    throw new ExecutorFailure('NotFound', `the folder of ${to} does not exist; pass create_dirs: true to create it`);
+    throw new ExecutorFailure(
+      'NotFound',
+      `the folder of ${to} does not exist; pass create_dirs: true to create it`,
+    );
   }
-  if (code === 'ENOTDIR') throw new ExecutorFailure('InvalidTarget', `a parent of ${to} is a file, not a folder`);
+  if (code === 'ENOTDIR') {
+    throw new ExecutorFailure('InvalidTarget', `a parent of ${to} is a file, not a folder`);
+  }
   if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'EISDIR') {
     throw new ExecutorFailure('Exists', `${to} already exists and cannot be replaced by ${from}`);
   }
-  if (code === 'EINVAL') throw new ExecutorFailure('InvalidTarget', `cannot move ${from} into itself (${to})`);
+  if (code === 'EINVAL') {
+    throw new ExecutorFailure('InvalidTarget', `cannot move ${from} into itself (${to})`);
+  }
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'EBUSY') {
     throw new ExecutorFailure('PermissionDenied', `cannot move ${from} to ${to} (${code})`);
   }
@@ -114,23 +124,35 @@ export default defineExecutor<Args, Output>({
     }
     const to = displayPath(destination, ctx);
     if (destination === source) return ok({ from, to, type, overwritten: false, moved: false });
-    if (isInside(source, destination)) throw new ExecutorFailure('InvalidTarget', `cannot move ${from} into itself (${to})`);
+    if (isInside(source, destination)) {
+      throw new ExecutorFailure('InvalidTarget', `cannot move ${from} into itself (${to})`);
+    }
 
     const target = await lstat(destination).catch(() => undefined);
     if (target) {
-      if (!args.overwrite) throw new ExecutorFailure('Exists', `${to} already exists; pass overwrite: true to replace it`);
-      if (target.isDirectory()) throw new ExecutorFailure('Exists', `${to} is a folder and is never replaced`);
+      if (!args.overwrite) {
+        throw new ExecutorFailure('Exists', `${to} already exists; pass overwrite: true to replace it`);
+      }
+      if (target.isDirectory()) {
+        throw new ExecutorFailure('Exists', `${to} is a folder and is never replaced`);
+      }
     }
     if (args.create_dirs) {
-      await mkdir(dirname(destination), { recursive: true }).catch((error: unknown) => failureForCode(error, from, to));
+      await mkdir(dirname(destination), { recursive: true }).catch((error: unknown) =>
+        failureForCode(error, from, to),
+      );
     }
     try {
       await rename(source, destination);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EXDEV') failureForCode(error, from, to);
       // Different mounts (bind mounts count): copy, then remove the original.
-      await cp(source, destination, { recursive: true, force: Boolean(args.overwrite), errorOnExist: true, verbatimSymlinks: true })
-        .catch((copyError: unknown) => failureForCode(copyError, from, to));
+      await cp(source, destination, {
+        recursive: true,
+        force: Boolean(args.overwrite),
+        errorOnExist: true,
+        verbatimSymlinks: true,
+      }).catch((copyError: unknown) => failureForCode(copyError, from, to));
       await rm(source, { recursive: true, force: true });
     }
     return ok({ from, to, type, overwritten: target !== undefined, moved: true });

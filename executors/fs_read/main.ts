@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 type Mode = 'whole' | 'head' | 'tail' | 'range';
 
@@ -58,7 +58,11 @@ async function realpathLenient(path: string): Promise<string> {
  * Resolves a caller's path against the workspace and keeps it inside the
  * profile's read roots, both as written and after following symbolic links.
  */
-async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readonly string[]): Promise<string> {
+async function resolveAllowed(
+  input: string,
+  ctx: ExecutorContext,
+  roots: readonly string[],
+): Promise<string> {
   if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
   const absolute = resolve(ctx.workspace, input);
   if (!roots.some((root) => isInside(resolve(root), absolute))) {
@@ -67,7 +71,10 @@ async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readon
   const real = await realpathLenient(absolute);
   const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
   if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} leads through a symbolic link to outside the allowed folders`);
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} leads through a symbolic link to outside the allowed folders`,
+    );
   }
   return real;
 }
@@ -79,8 +86,12 @@ function displayPath(absolute: string, ctx: ExecutorContext): string {
 
 function failureForCode(error: unknown, path: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') throw new ExecutorFailure('NotFound', `${path} does not exist`);
-  if (code === 'EACCES' || code === 'EPERM') throw new ExecutorFailure('PermissionDenied', `${path} cannot be read (${code})`);
+  if (code === 'ENOENT' || code === 'ENOTDIR') {
+    throw new ExecutorFailure('NotFound', `${path} does not exist`);
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    throw new ExecutorFailure('PermissionDenied', `${path} cannot be read (${code})`);
+  }
   if (code === 'EISDIR') throw new ExecutorFailure('IsADirectory', `${path} is a directory; use fs_list`);
   if (code === 'ELOOP') throw new ExecutorFailure('NotFound', `${path} is a loop of symbolic links`);
   throw error;
@@ -193,7 +204,9 @@ function looksBinary(buffer: Buffer): boolean {
 }
 
 function encode(buffer: Buffer, encoding: 'utf8' | 'base64'): string {
-  return encoding === 'base64' ? buffer.toString('base64') : new TextDecoder('utf-8', { fatal: false }).decode(buffer);
+  return encoding === 'base64'
+    ? buffer.toString('base64')
+    : new TextDecoder('utf-8', { fatal: false }).decode(buffer);
 }
 
 export default defineExecutor<Args, Output>({
@@ -212,7 +225,9 @@ export default defineExecutor<Args, Output>({
     }
     try {
       const stats = await handle.stat().catch((error: unknown) => failureForCode(error, shown));
-      if (stats.isDirectory()) throw new ExecutorFailure('IsADirectory', `${shown} is a directory; use fs_list`);
+      if (stats.isDirectory()) {
+        throw new ExecutorFailure('IsADirectory', `${shown} is a directory; use fs_list`);
+      }
       if (!stats.isFile()) throw new ExecutorFailure('PermissionDenied', `${shown} is not a regular file`);
       const size = stats.size;
       const base = { path: shown, mode, encoding, size, mtime: stats.mtime.toISOString() };
@@ -259,7 +274,9 @@ export default defineExecutor<Args, Output>({
         }
         const total = await countFileLines(handle, size).catch(readFailure);
         if (total === undefined) return ok(finish(kept, { truncated }));
-        return ok(finish(kept, { truncated, total_lines: total, ...lineSpan(total - countLines(kept) + 1, kept) }));
+        return ok(
+          finish(kept, { truncated, total_lines: total, ...lineSpan(total - countLines(kept) + 1, kept) }),
+        );
       }
 
       const byLines = args.start_line !== undefined || args.end_line !== undefined;
@@ -279,11 +296,19 @@ export default defineExecutor<Args, Output>({
         return ok(finish(kept, { truncated, ...lineSpan(from, kept) }));
       }
       const start = args.start_byte ?? 0;
-      if (start > size) throw new ExecutorFailure('BadRange', `start_byte ${start} is past the end of the file (${size} bytes)`);
+      if (start > size) {
+        throw new ExecutorFailure(
+          'BadRange',
+          `start_byte ${start} is past the end of the file (${size} bytes)`,
+        );
+      }
       const end = Math.min(args.end_byte ?? Math.min(size, start + maxBytes), size);
       if (end < start) throw new ExecutorFailure('BadRange', `end_byte ${end} is before start_byte ${start}`);
       if (end - start > maxBytes) {
-        throw new ExecutorFailure('TooLarge', `the range is ${end - start} bytes, above max_bytes ${maxBytes}`);
+        throw new ExecutorFailure(
+          'TooLarge',
+          `the range is ${end - start} bytes, above max_bytes ${maxBytes}`,
+        );
       }
       const bytes = await readAt(handle, start, end - start).catch(readFailure);
       return ok(finish(bytes, { truncated: false, start_byte: start, end_byte: start + bytes.length }));

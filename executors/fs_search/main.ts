@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { opendir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   query: string;
@@ -51,7 +51,11 @@ async function realpathLenient(path: string): Promise<string> {
  * Resolves a caller's path against the workspace and keeps it inside the
  * profile's read roots, both as written and after following symbolic links.
  */
-async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readonly string[]): Promise<string> {
+async function resolveAllowed(
+  input: string,
+  ctx: ExecutorContext,
+  roots: readonly string[],
+): Promise<string> {
   if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
   const absolute = resolve(ctx.workspace, input);
   if (!roots.some((root) => isInside(resolve(root), absolute))) {
@@ -60,7 +64,10 @@ async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readon
   const real = await realpathLenient(absolute);
   const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
   if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} leads through a symbolic link to outside the allowed folders`);
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} leads through a symbolic link to outside the allowed folders`,
+    );
   }
   return real;
 }
@@ -76,27 +83,39 @@ function globToRegExp(glob: string): RegExp {
   let braces = 0;
   for (let index = 0; index < glob.length; index++) {
     const char = glob[index]!;
-    if (char === '*') source += '.*';
-    else if (char === '?') source += '.';
-    else if (char === '{') {
+    if (char === '*') {
+      source += '.*';
+    } else if (char === '?') {
+      source += '.';
+    } else if (char === '{') {
       braces++;
       source += '(?:';
     } else if (char === '}' && braces > 0) {
       braces--;
       source += ')';
-    } else if (char === ',' && braces > 0) source += '|';
-    else if (char === '[') {
+    } else if (char === ',' && braces > 0) {
+      source += '|';
+    } else if (char === '[') {
       const close = glob.indexOf(']', index + 2);
-      if (close === -1) throw new ExecutorFailure('BadPattern', `include "${glob}" has a "[" without its "]"`);
-      source += `[${glob.slice(index + 1, close).replace(/^!/, '^').replace(/[\\\]]/g, '\\$&')}]`;
+      if (close === -1)
+        throw new ExecutorFailure('BadPattern', `include "${glob}" has a "[" without its "]"`);
+      source += `[${glob
+        .slice(index + 1, close)
+        .replace(/^!/, '^')
+        .replace(/[\\\]]/g, '\\$&')}]`;
       index = close;
-    } else source += char.replace(/[.+^$(){}|\\\]/]/g, '\\$&');
+    } else {
+      source += char.replace(/[.+^$(){}|\\\]/]/g, '\\$&');
+    }
   }
   if (braces > 0) throw new ExecutorFailure('BadPattern', `include "${glob}" has a "{" without its "}"`);
   try {
     return new RegExp(`^${source}$`, 'u');
   } catch (error) {
-    throw new ExecutorFailure('BadPattern', `include "${glob}" is not a usable glob: ${(error as Error).message}`);
+    throw new ExecutorFailure(
+      'BadPattern',
+      `include "${glob}" is not a usable glob: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -110,7 +129,10 @@ function compileQuery(args: Args): RegExp {
       // Patterns written for non-Unicode mode (e.g. "\-" outside a class) still deserve a chance.
       return new RegExp(args.query, flags);
     } catch (error) {
-      throw new ExecutorFailure('BadPattern', `"${args.query}" is not a valid regular expression: ${(error as Error).message}`);
+      throw new ExecutorFailure(
+        'BadPattern',
+        `"${args.query}" is not a valid regular expression: ${(error as Error).message}`,
+      );
     }
   }
 }
@@ -132,8 +154,12 @@ export default defineExecutor<Args, Output>({
     const shownRoot = displayPath(root, ctx);
     const rootStats = await stat(root).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new ExecutorFailure('NotFound', `${shownRoot} does not exist`);
-      if (code === 'EACCES' || code === 'EPERM') throw new ExecutorFailure('PermissionDenied', `${shownRoot} cannot be read`);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        throw new ExecutorFailure('NotFound', `${shownRoot} does not exist`);
+      }
+      if (code === 'EACCES' || code === 'EPERM') {
+        throw new ExecutorFailure('PermissionDenied', `${shownRoot} cannot be read`);
+      }
       throw error;
     });
 
@@ -199,6 +225,12 @@ export default defineExecutor<Args, Output>({
     if (rootStats.isDirectory()) await walk(root);
     else if (rootStats.isFile()) await searchFile(root, rootStats.size);
     else throw new ExecutorFailure('NotFound', `${shownRoot} is neither a file nor a folder`);
-    return ok({ matches, count: matches.length, files_searched: searched, files_skipped: skipped, truncated });
+    return ok({
+      matches,
+      count: matches.length,
+      files_searched: searched,
+      files_skipped: skipped,
+      truncated,
+    });
   },
 });

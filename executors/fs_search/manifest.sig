@@ -6,9 +6,9 @@
   "version": "1.0.0",
   "digests": {
     "manifest": "blake3:6d5e3e0f4eb956b39bf372ea03df0a24e4214cdaa90d8864df31996bb5dea280",
-    "code": "blake3:5d707e2ca3a8b28175fbb0f76d92903d9e985429bff750f5bddc7dd298b7cf50",
+    "code": "blake3:0b210e17e201fcae7c82b33ac5227dc97c57d4010bd32ae8e2b22b1ab27ec77c",
     "schema": "blake3:9c112c2d8b3f4cba06ba9c3c3a8a2897695bd27366945709f15531d76a24a94e",
     "profile_lock": "blake3:9108354923671da4a012c327cfe80387ebb473c74cad95cdcba42bca2a3b07dd"
   },
-  "signature": "ihMKp+CQwl8Nv2bzYegQcQC2uS1j2xUga2tlTdRUnyFFrhTzKyg8dZYVVU19kNdCCzdfnPA/CLJ+7mQ4AthnAA=="
+  "signature": "20czd6Zx1CIjjaqUd7+HytQmMoFxMF6GhpiG+STqQT4bTyMpOdo77RDmGjWSQ8Erw6re7rDL0Y6hsALY430dBA=="
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 type Mode = 'overwrite' | 'append' | 'create';
 
@@ -46,7 +46,11 @@ async function realpathLenient(path: string): Promise<string> {
  * Resolves a caller's path against the workspace and keeps it inside the
  * profile's write roots, both as written and after following symbolic links.
  */
-async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readonly string[]): Promise<string> {
+async function resolveAllowed(
+  input: string,
+  ctx: ExecutorContext,
+  roots: readonly string[],
+): Promise<string> {
   if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
   const absolute = resolve(ctx.workspace, input);
   if (!roots.some((root) => isInside(resolve(root), absolute))) {
@@ -55,12 +59,18 @@ async function resolveAllowed(input: string, ctx: ExecutorContext, roots: readon
   const real = await realpathLenient(absolute);
   const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
   if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} leads through a symbolic link to outside the allowed folders`);
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} leads through a symbolic link to outside the allowed folders`,
+    );
   }
   const workspace = await realpathLenient(resolve(ctx.workspace));
   for (const reserved of RESERVED) {
     if (isInside(join(workspace, reserved), real)) {
-      throw new ExecutorFailure('PermissionDenied', `${reserved}/ is reserved to Metnos and never written by executors`);
+      throw new ExecutorFailure(
+        'PermissionDenied',
+        `${reserved}/ is reserved to Metnos and never written by executors`,
+      );
     }
   }
   return real;
@@ -73,11 +83,18 @@ function displayPath(absolute: string, ctx: ExecutorContext): string {
 
 function failureForCode(error: unknown, path: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'EEXIST') throw new ExecutorFailure('Exists', `${path} already exists; use mode "overwrite" or "append"`);
-  if (code === 'ENOENT') {
-    throw new ExecutorFailure('NotFound', `the folder of ${path} does not exist; pass create_dirs: true to create it`);
+  if (code === 'EEXIST') {
+    throw new ExecutorFailure('Exists', `${path} already exists; use mode "overwrite" or "append"`);
   }
-  if (code === 'ENOTDIR') throw new ExecutorFailure('NotFound', `a parent of ${path} is a file, not a folder`);
+  if (code === 'ENOENT') {
+    throw new ExecutorFailure(
+      'NotFound',
+      `the folder of ${path} does not exist; pass create_dirs: true to create it`,
+    );
+  }
+  if (code === 'ENOTDIR') {
+    throw new ExecutorFailure('NotFound', `a parent of ${path} is a file, not a folder`);
+  }
   if (code === 'EISDIR') throw new ExecutorFailure('IsADirectory', `${path} is a directory`);
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     throw new ExecutorFailure('PermissionDenied', `${path} cannot be written (${code})`);
@@ -106,9 +123,13 @@ async function writeWith(path: string, flags: string, bytes: Uint8Array, mode?: 
 export default defineExecutor<Args, Output>({
   async run(args, ctx) {
     const mode = args.mode ?? 'overwrite';
-    const bytes = args.encoding === 'base64' ? Buffer.from(args.content, 'base64') : Buffer.from(args.content, 'utf8');
+    const bytes =
+      args.encoding === 'base64' ? Buffer.from(args.content, 'base64') : Buffer.from(args.content, 'utf8');
     if (bytes.length > MAX_BYTES) {
-      throw new ExecutorFailure('TooLarge', `the content is ${bytes.length} bytes; at most ${MAX_BYTES} are written at once`);
+      throw new ExecutorFailure(
+        'TooLarge',
+        `the content is ${bytes.length} bytes; at most ${MAX_BYTES} are written at once`,
+      );
     }
     const path = await resolveAllowed(args.path, ctx, ctx.profile.fs.write);
     const shown = displayPath(path, ctx);
@@ -121,7 +142,9 @@ export default defineExecutor<Args, Output>({
     }
     const before = await stat(path).catch(() => undefined);
     if (before?.isDirectory()) throw new ExecutorFailure('IsADirectory', `${shown} is a directory`);
-    if (before && mode === 'create') throw new ExecutorFailure('Exists', `${shown} already exists; use mode "overwrite" or "append"`);
+    if (before && mode === 'create') {
+      throw new ExecutorFailure('Exists', `${shown} already exists; use mode "overwrite" or "append"`);
+    }
 
     if (mode === 'overwrite') {
       // Written beside the target and renamed over it, so readers never see half a file.
@@ -134,7 +157,9 @@ export default defineExecutor<Args, Output>({
         failureForCode(error, shown);
       }
     } else {
-      await writeWith(path, mode === 'append' ? 'a' : 'wx', bytes).catch((error: unknown) => failureForCode(error, shown));
+      await writeWith(path, mode === 'append' ? 'a' : 'wx', bytes).catch((error: unknown) =>
+        failureForCode(error, shown),
+      );
     }
     const after = await stat(path);
     return ok({

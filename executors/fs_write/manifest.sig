@@ -6,9 +6,9 @@
   "version": "1.0.0",
   "digests": {
     "manifest": "blake3:8373ca4b039613d3cebe95c03842c513dcb2254ac88dff499ee0704ef4cf4b8e",
-    "code": "blake3:36c67f79e0e8f7e9a8cdae6cbc2a5a594ad211bf9773f1493a4b70a649a3ed65",
+    "code": "blake3:a6a84cbb1e73333b3674fce2aaa04e4609a331892e73a3180307740d8f431323",
     "schema": "blake3:ac65f083a7d77322f061b59b70823429c7df4597af13776e12364ca30317a97e",
     "profile_lock": "blake3:fbbd75630ef26c7b7409e51b452449eecc0e755901f02394b5233406a88712ee"
   },
-  "signature": "pkG2oFaBOLxW9gcXji+eTsFtoTJzn4dK78TMLAJmE+Uxp3eWQc2N2o6J67fxIUYXyb/CQkMXrBzJUPsTpcSUCQ=="
+  "signature": "awPb/PwohpAl4mN24sB3rxIIpZOBGXpO/aCrn+giqeEV/5RLfFGWgaaY7UdxuD0To6WiuJLTG7/ptFfBmOfCAQ=="
 }

@@ -1,4 +1,4 @@
-import { ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   json?: string;
@@ -83,7 +83,12 @@ function follow(value: unknown, steps: readonly Step[]): Value {
       current = (current as Record<string, unknown>)[key];
       continue;
     }
-    if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.hasOwn(current, step.key)) {
+    if (
+      current === null ||
+      typeof current !== 'object' ||
+      Array.isArray(current) ||
+      !Object.hasOwn(current, step.key)
+    ) {
       return MISSING;
     }
     current = (current as Record<string, unknown>)[step.key];
@@ -96,7 +101,10 @@ export default defineExecutor<Args, { results: Result[] }>({
     const hasJson = args.json !== undefined;
     const hasData = Object.hasOwn(args, 'data');
     if (hasJson === hasData) {
-      throw new ExecutorFailure('MissingInput', 'give the document either as `json` (text) or as `data` (a value), exactly one');
+      throw new ExecutorFailure(
+        'MissingInput',
+        'give the document either as `json` (text) or as `data` (a value), exactly one',
+      );
     }
     let document: unknown = args.data;
     if (hasJson) {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   command: string;
@@ -61,13 +61,19 @@ function displayPath(absolute: string, ctx: ExecutorContext): string {
  * Arguments that name a path (absolute, `~`, or climbing with `..`) must stay
  * inside the profile's folders. The sandbox enforces the same, this says why early.
  */
-async function checkPathArguments(args: readonly string[], cwd: string, roots: readonly string[]): Promise<void> {
+async function checkPathArguments(
+  args: readonly string[],
+  cwd: string,
+  roots: readonly string[],
+): Promise<void> {
   for (const arg of args) {
     if (arg.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'an argument contains a NUL byte');
     const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
     const climbs = value.split(/[\\/]/).includes('..');
     if (!(value.startsWith('/') || value.startsWith('~') || climbs)) continue;
-    if (value.startsWith('~')) throw new ExecutorFailure('PermissionDenied', `${arg}: home-relative paths are not available`);
+    if (value.startsWith('~')) {
+      throw new ExecutorFailure('PermissionDenied', `${arg}: home-relative paths are not available`);
+    }
     if (!(await insideAny(resolve(cwd, value), roots))) {
       throw new ExecutorFailure('PermissionDenied', `${arg} points outside the workspace`);
     }
@@ -115,7 +121,9 @@ export default defineExecutor<Args, Output>({
       throw new ExecutorFailure('PermissionDenied', `cwd ${args.cwd} is outside the workspace`);
     }
     const cwdStats = await stat(cwd).catch(() => undefined);
-    if (!cwdStats?.isDirectory()) throw new ExecutorFailure('NotFound', `cwd ${args.cwd} is not an existing folder`);
+    if (!cwdStats?.isDirectory()) {
+      throw new ExecutorFailure('NotFound', `cwd ${args.cwd} is not an existing folder`);
+    }
     await checkPathArguments(argv, cwd, readable);
 
     const remaining = ctx.deadline - Date.now() - DEADLINE_MARGIN_MS;
@@ -127,7 +135,13 @@ export default defineExecutor<Args, Output>({
     const child = spawn(args.command, argv, {
       cwd,
       shell: false,
-      env: { PATH: process.env.PATH || DEFAULT_PATH, HOME: ctx.tmpDir, TMPDIR: ctx.tmpDir, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
+      env: {
+        PATH: process.env.PATH || DEFAULT_PATH,
+        HOME: ctx.tmpDir,
+        TMPDIR: ctx.tmpDir,
+        LANG: 'C.UTF-8',
+        LC_ALL: 'C.UTF-8',
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const stdout = capture(child.stdout, limit);
@@ -142,13 +156,18 @@ export default defineExecutor<Args, Output>({
       timedOut = true;
       child.kill('SIGKILL');
     }, timeout);
-    const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolveExit, rejectExit) => {
-      child.on('error', rejectExit);
-      child.on('close', (code, closeSignal) => resolveExit([code, closeSignal]));
-    })
+    const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(
+      (resolveExit, rejectExit) => {
+        child.on('error', rejectExit);
+        child.on('close', (code, closeSignal) => resolveExit([code, closeSignal]));
+      },
+    )
       .catch((error: NodeJS.ErrnoException): never => {
         if (error.code === 'EACCES' || error.code === 'EPERM') {
-          throw new ExecutorFailure('PermissionDenied', `${args.command} may not be executed here (${error.code})`);
+          throw new ExecutorFailure(
+            'PermissionDenied',
+            `${args.command} may not be executed here (${error.code})`,
+          );
         }
         if (error.code === 'ENOENT') {
           throw new ExecutorFailure('NotFound', `${args.command} is allowed but not installed on this host`);

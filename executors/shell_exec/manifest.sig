@@ -6,9 +6,9 @@
   "version": "1.0.0",
   "digests": {
     "manifest": "blake3:61d15d625850f9f6d77a92029735fee771268bc069fd2ac1b8e93ae48a40093b",
-    "code": "blake3:037a183f8c8fcf6692c765f1ccbc5ad607eb2dcafb4c9ec8dcec94983f0c3955",
+    "code": "blake3:4835b87a068453674ef9402b7cd5c381911374d0002d92fd60f550b392b902bc",
     "schema": "blake3:dd9b7a7866f2b829e04f64bfb4c6e85783c1fea24c12f930496eeb3b128bcbed",
     "profile_lock": "blake3:184e63441d905dff7c04f6f43486767640d375c3cc234b01a485c5080f7ee470"
   },
-  "signature": "EyojY6dXXyMoNWSzd8w34h4DcEn415O+YM/YC0SJXSkVf2rTu3Sdxbs9/f03aHAbZN5+AqhW+sTgKUwZn2EQDQ=="
+  "signature": "9K97urv3IZyv1bLW/WJsRB2u9SiniqhRCHow386WXfF4qtnQajbNKcLhxw9YkENXuNcZOR+sBzOWC0cGgBUTAQ=="
 }

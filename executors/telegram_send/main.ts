@@ -1,7 +1,7 @@
-import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, fail, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, fail, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   text: string;
@@ -37,10 +37,21 @@ function readSettings(ctx: ExecutorContext): Settings {
   const token = ctx.config.bot_token;
   const chatId = ctx.config.chat_id;
   if (typeof token !== 'string' || !/^[^\s/]{8,}$/.test(token)) {
-    throw new ExecutorFailure('NotConfigured', 'no Telegram bot token is configured for this instance (config bot_token)');
+    throw new ExecutorFailure(
+      'NotConfigured',
+      'no Telegram bot token is configured for this instance (config bot_token)',
+    );
   }
-  if (!((typeof chatId === 'string' && /^(-?\d+|@\w{4,})$/.test(chatId)) || (typeof chatId === 'number' && Number.isInteger(chatId)))) {
-    throw new ExecutorFailure('NotConfigured', 'no trusted Telegram chat is configured for this instance (config chat_id)');
+  if (
+    !(
+      (typeof chatId === 'string' && /^(-?\d+|@\w{4,})$/.test(chatId)) ||
+      (typeof chatId === 'number' && Number.isInteger(chatId))
+    )
+  ) {
+    throw new ExecutorFailure(
+      'NotConfigured',
+      'no trusted Telegram chat is configured for this instance (config chat_id)',
+    );
   }
   let baseUrl: URL;
   try {
@@ -52,8 +63,11 @@ function readSettings(ctx: ExecutorContext): Settings {
     throw new ExecutorFailure('NotConfigured', 'config base_url must be http or https');
   }
   const host = baseUrl.hostname.toLowerCase();
-  const allowed = ctx.profile.network.mode === 'allowlist' && ctx.profile.network.domains.some((domain) => domain === host);
-  if (!allowed) throw new ExecutorFailure('Forbidden', `${host} is not on this executor's network allow-list`);
+  const allowed =
+    ctx.profile.network.mode === 'allowlist' && ctx.profile.network.domains.some((domain) => domain === host);
+  if (!allowed) {
+    throw new ExecutorFailure('Forbidden', `${host} is not on this executor's network allow-list`);
+  }
   const overrides =
     ctx.config.host_overrides !== null && typeof ctx.config.host_overrides === 'object'
       ? (ctx.config.host_overrides as Record<string, string>)
@@ -78,7 +92,10 @@ function proxyFor(url: URL): URL | undefined {
 function networkFailure(error: unknown, host: string): ExecutorFailure {
   if (error instanceof ExecutorFailure) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  return new ExecutorFailure('Network', `could not reach ${host}: ${(error as Error).message}${code ? ` (${code})` : ''}`);
+  return new ExecutorFailure(
+    'Network',
+    `could not reach ${host}: ${(error as Error).message}${code ? ` (${code})` : ''}`,
+  );
 }
 
 /** A connected socket to the API host, tunnelled through the egress proxy for https when there is one. */
@@ -98,7 +115,9 @@ async function openSocket(settings: Settings, url: URL, proxy: URL | undefined):
       ? connected(tlsConnect({ host: targetHost, port: targetPort, servername: host }), 'secureConnect')
       : connected(netConnect({ host: targetHost, port: targetPort }), 'connect');
   }
-  if (url.protocol === 'http:') return connected(netConnect({ host: proxy.hostname, port: Number(proxy.port || 80) }), 'connect');
+  if (url.protocol === 'http:') {
+    return connected(netConnect({ host: proxy.hostname, port: Number(proxy.port || 80) }), 'connect');
+  }
   const tunnel = await new Promise<Socket>((resolve, reject) => {
     const connectRequest = httpRequest({
       host: proxy.hostname,
@@ -110,11 +129,16 @@ async function openSocket(settings: Settings, url: URL, proxy: URL | undefined):
     });
     connectRequest.once('connect', (response, socket, head) => {
       if (response.statusCode === 200) return resolve(socket);
-      const chunks = [head];
+      const chunks: Buffer[] = [head];
       socket.on('data', (chunk: Buffer) => chunks.push(chunk));
       socket.once('close', () => {
         const reason = Buffer.concat(chunks).toString('utf8').replace(PROXY_REFUSAL, '').trim();
-        reject(new ExecutorFailure('Network', `the egress proxy refused ${host}: ${reason || response.statusCode}`));
+        reject(
+          new ExecutorFailure(
+            'Network',
+            `the egress proxy refused ${host}: ${reason || response.statusCode}`,
+          ),
+        );
       });
     });
     connectRequest.once('error', (error) => reject(networkFailure(error, host)));
@@ -132,10 +156,18 @@ async function postJson(settings: Settings, method: string, payload: unknown, de
   const sockets: Socket[] = [];
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      for (const socket of sockets) socket.destroy();
-      reject(new ExecutorFailure('Network', `Telegram did not answer in time; the message may or may not have been delivered`));
-    }, Math.max(0, deadline - Date.now()));
+    timer = setTimeout(
+      () => {
+        for (const socket of sockets) socket.destroy();
+        reject(
+          new ExecutorFailure(
+            'Network',
+            `Telegram did not answer in time; the message may or may not have been delivered`,
+          ),
+        );
+      },
+      Math.max(0, deadline - Date.now()),
+    );
   });
   const exchange = (async () => {
     const socket = await openSocket(settings, url, proxy);
@@ -245,7 +277,10 @@ export default defineExecutor<Args, Output>({
       throw new ExecutorFailure('Network', redact(answer.text.slice(0, 300)));
     }
     if (answer.status !== 200 || !api?.ok) {
-      throw new ExecutorFailure('Rejected', `Telegram did not accept the message (HTTP ${answer.status})${said}`);
+      throw new ExecutorFailure(
+        'Rejected',
+        `Telegram did not accept the message (HTTP ${answer.status})${said}`,
+      );
     }
     if (api.messageId === undefined) {
       throw new ExecutorFailure('Rejected', 'Telegram answered without a message id');

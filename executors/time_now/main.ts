@@ -1,4 +1,4 @@
-import { ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 interface Args {
   timezone?: string;
@@ -42,7 +42,10 @@ function parseInstant(at: string | undefined): Date {
   if (at === undefined) return new Date();
   const date = /^\d{1,16}$/.test(at) ? new Date(Number(at)) : new Date(at);
   if (Number.isNaN(date.getTime())) {
-    throw new ExecutorFailure('BadInstant', `"${at}" is neither an ISO 8601 timestamp nor epoch milliseconds`);
+    throw new ExecutorFailure(
+      'BadInstant',
+      `"${at}" is neither an ISO 8601 timestamp nor epoch milliseconds`,
+    );
   }
   return date;
 }
@@ -60,12 +63,17 @@ function zoneFormatter(timezone: string): Intl.DateTimeFormat {
       second: 'numeric',
     });
   } catch {
-    throw new ExecutorFailure('UnknownTimezone', `"${timezone}" is not an IANA time zone (try e.g. "Europe/Rome" or "UTC")`);
+    throw new ExecutorFailure(
+      'UnknownTimezone',
+      `"${timezone}" is not an IANA time zone (try e.g. "Europe/Rome" or "UTC")`,
+    );
   }
 }
 
 function wallClock(formatter: Intl.DateTimeFormat, date: Date): WallClock {
-  const parts = Object.fromEntries(formatter.formatToParts(date).map((part) => [part.type, Number(part.value)]));
+  const parts = Object.fromEntries(
+    formatter.formatToParts(date).map((part) => [part.type, Number(part.value)]),
+  );
   return {
     year: parts.year!,
     month: parts.month!,

@@ -1,8 +1,8 @@
-import { type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
-import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { type ExecutorContext, ExecutorFailure, defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
 
 type Format = 'markdown' | 'text' | 'html';
 
@@ -65,10 +65,15 @@ function checkAllowed(url: URL, ctx: ExecutorContext): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ExecutorFailure('Forbidden', `${url.protocol} URLs are not fetched; use http or https`);
   }
-  if (url.username || url.password) throw new ExecutorFailure('Forbidden', 'URLs with credentials are not fetched');
+  if (url.username || url.password) {
+    throw new ExecutorFailure('Forbidden', 'URLs with credentials are not fetched');
+  }
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
   if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
-    throw new ExecutorFailure('Forbidden', `${host} is an IP address; only allow-listed domain names are reachable`);
+    throw new ExecutorFailure(
+      'Forbidden',
+      `${host} is an IP address; only allow-listed domain names are reachable`,
+    );
   }
   const port = defaultPort(url);
   const rules = (ctx.profile.network.mode === 'allowlist' ? ctx.profile.network.domains : [])
@@ -126,13 +131,18 @@ function classifySocketError(error: NodeJS.ErrnoException, host: string): Execut
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
     return new ExecutorFailure('DnsError', `${host} does not resolve (${code})`);
   }
-  return new ExecutorFailure('Network', `could not reach ${host}: ${error.message}${code ? ` (${code})` : ''}`);
+  return new ExecutorFailure(
+    'Network',
+    `could not reach ${host}: ${error.message}${code ? ` (${code})` : ''}`,
+  );
 }
 
 function proxyRefusal(status: number, text: string, host: string): ExecutorFailure | undefined {
   if (!text.startsWith(PROXY_REFUSAL)) return undefined;
   const reason = text.slice(PROXY_REFUSAL.length).trim();
-  if (/does not resolve/.test(reason)) return new ExecutorFailure('DnsError', `${host} does not resolve (${reason})`);
+  if (/does not resolve/.test(reason)) {
+    return new ExecutorFailure('DnsError', `${host} does not resolve (${reason})`);
+  }
   if (status === 403) return new ExecutorFailure('Forbidden', `the egress proxy refused ${host}: ${reason}`);
   return new ExecutorFailure('Network', `the egress proxy failed for ${host}: ${reason}`);
 }
@@ -151,13 +161,20 @@ async function openSocket(plan: RequestPlan, proxy: URL | undefined): Promise<So
 
   if (!proxy) {
     const override = plan.overrides[host.toLowerCase()];
-    const [targetHost, targetPort] = override ? [override.replace(/:\d+$/, ''), Number(override.split(':').at(-1))] : [host, port];
+    const [targetHost, targetPort] = override
+      ? [override.replace(/:\d+$/, ''), Number(override.split(':').at(-1))]
+      : [host, port];
     if (secure) {
-      return connected(tlsConnect({ host: targetHost, port: targetPort, servername: host, ALPNProtocols: ['http/1.1'] }), 'secureConnect');
+      return connected(
+        tlsConnect({ host: targetHost, port: targetPort, servername: host, ALPNProtocols: ['http/1.1'] }),
+        'secureConnect',
+      );
     }
     return connected(netConnect({ host: targetHost, port: targetPort }), 'connect');
   }
-  if (!secure) return connected(netConnect({ host: proxy.hostname, port: Number(proxy.port || 80) }), 'connect');
+  if (!secure) {
+    return connected(netConnect({ host: proxy.hostname, port: Number(proxy.port || 80) }), 'connect');
+  }
 
   const tunnel = await new Promise<Socket>((resolve, reject) => {
     const connectRequest = httpRequest({
@@ -173,7 +190,7 @@ async function openSocket(plan: RequestPlan, proxy: URL | undefined): Promise<So
         resolve(socket);
         return;
       }
-      const chunks = [head];
+      const chunks: Buffer[] = [head];
       socket.on('data', (chunk: Buffer) => chunks.push(chunk));
       socket.once('close', () => {
         const text = Buffer.concat(chunks).toString('utf8');
@@ -186,11 +203,16 @@ async function openSocket(plan: RequestPlan, proxy: URL | undefined): Promise<So
     connectRequest.once('error', (error) => reject(classifySocketError(error, host)));
     connectRequest.end();
   });
-  return connected(tlsConnect({ socket: tunnel, servername: host, ALPNProtocols: ['http/1.1'] }), 'secureConnect');
+  return connected(
+    tlsConnect({ socket: tunnel, servername: host, ALPNProtocols: ['http/1.1'] }),
+    'secureConnect',
+  );
 }
 
 function decoded(response: IncomingMessage): NodeJS.ReadableStream {
-  const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase().trim();
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .toLowerCase()
+    .trim();
   if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(createGunzip());
   if (encoding === 'deflate') return response.pipe(createInflate());
   if (encoding === 'br') return response.pipe(createBrotliDecompress());
@@ -205,10 +227,18 @@ async function get(plan: RequestPlan): Promise<Fetched> {
   const sockets: Socket[] = [];
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      for (const socket of sockets) socket.destroy();
-      reject(new ExecutorFailure('Timeout', `${url.host} did not answer within ${Math.max(0, plan.deadline - Date.now())} ms`));
-    }, Math.max(0, plan.deadline - Date.now()));
+    timer = setTimeout(
+      () => {
+        for (const socket of sockets) socket.destroy();
+        reject(
+          new ExecutorFailure(
+            'Timeout',
+            `${url.host} did not answer within ${Math.max(0, plan.deadline - Date.now())} ms`,
+          ),
+        );
+      },
+      Math.max(0, plan.deadline - Date.now()),
+    );
   });
   const exchange = (async (): Promise<Fetched> => {
     const socket = await openSocket(plan, proxy);
@@ -233,9 +263,17 @@ async function get(plan: RequestPlan): Promise<Fetched> {
     });
     const declared = Number(response.headers['content-length'] ?? Number.NaN);
     const encoded = response.headers['content-encoding'] !== undefined;
-    if (!encoded && Number.isFinite(declared) && declared > plan.maxBytes && !(response.statusCode! >= 300 && response.statusCode! < 400)) {
+    if (
+      !encoded &&
+      Number.isFinite(declared) &&
+      declared > plan.maxBytes &&
+      !(response.statusCode! >= 300 && response.statusCode! < 400)
+    ) {
       response.destroy();
-      throw new ExecutorFailure('TooLarge', `${url.href} is ${declared} bytes, above max_bytes ${plan.maxBytes}`);
+      throw new ExecutorFailure(
+        'TooLarge',
+        `${url.href} is ${declared} bytes, above max_bytes ${plan.maxBytes}`,
+      );
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -245,7 +283,9 @@ async function get(plan: RequestPlan): Promise<Fetched> {
         size += chunk.length;
         if (size > plan.maxBytes) {
           response.destroy();
-          reject(new ExecutorFailure('TooLarge', `${url.href} sends more than max_bytes ${plan.maxBytes} bytes`));
+          reject(
+            new ExecutorFailure('TooLarge', `${url.href} sends more than max_bytes ${plan.maxBytes} bytes`),
+          );
           return;
         }
         chunks.push(chunk);
@@ -270,22 +310,92 @@ async function get(plan: RequestPlan): Promise<Fetched> {
 // Decoding and HTML conversion
 
 const ENTITIES: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', copy: '©', reg: '®', trade: '™',
-  hellip: '…', mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«',
-  raquo: '»', euro: '€', pound: '£', yen: '¥', cent: '¢', deg: '°', middot: '·', bull: '•', times: '×',
-  divide: '÷', sect: '§', para: '¶', shy: '', zwj: '', zwnj: '', iexcl: '¡', iquest: '¿', szlig: 'ß',
-  agrave: 'à', aacute: 'á', acirc: 'â', auml: 'ä', atilde: 'ã', aring: 'å', ccedil: 'ç', egrave: 'è',
-  eacute: 'é', ecirc: 'ê', euml: 'ë', igrave: 'ì', iacute: 'í', icirc: 'î', iuml: 'ï', ntilde: 'ñ',
-  ograve: 'ò', oacute: 'ó', ocirc: 'ô', ouml: 'ö', otilde: 'õ', oslash: 'ø', ugrave: 'ù', uacute: 'ú',
-  ucirc: 'û', uuml: 'ü', yacute: 'ý', Agrave: 'À', Aacute: 'Á', Egrave: 'È', Eacute: 'É', Igrave: 'Ì',
-  Ograve: 'Ò', Ugrave: 'Ù', Ccedil: 'Ç', Ntilde: 'Ñ', Auml: 'Ä', Ouml: 'Ö', Uuml: 'Ü', rarr: '→', larr: '←',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  hellip: '…',
+  mdash: '—',
+  ndash: '–',
+  lsquo: '‘',
+  rsquo: '’',
+  ldquo: '“',
+  rdquo: '”',
+  laquo: '«',
+  raquo: '»',
+  euro: '€',
+  pound: '£',
+  yen: '¥',
+  cent: '¢',
+  deg: '°',
+  middot: '·',
+  bull: '•',
+  times: '×',
+  divide: '÷',
+  sect: '§',
+  para: '¶',
+  shy: '',
+  zwj: '',
+  zwnj: '',
+  iexcl: '¡',
+  iquest: '¿',
+  szlig: 'ß',
+  agrave: 'à',
+  aacute: 'á',
+  acirc: 'â',
+  auml: 'ä',
+  atilde: 'ã',
+  aring: 'å',
+  ccedil: 'ç',
+  egrave: 'è',
+  eacute: 'é',
+  ecirc: 'ê',
+  euml: 'ë',
+  igrave: 'ì',
+  iacute: 'í',
+  icirc: 'î',
+  iuml: 'ï',
+  ntilde: 'ñ',
+  ograve: 'ò',
+  oacute: 'ó',
+  ocirc: 'ô',
+  ouml: 'ö',
+  otilde: 'õ',
+  oslash: 'ø',
+  ugrave: 'ù',
+  uacute: 'ú',
+  ucirc: 'û',
+  uuml: 'ü',
+  yacute: 'ý',
+  Agrave: 'À',
+  Aacute: 'Á',
+  Egrave: 'È',
+  Eacute: 'É',
+  Igrave: 'Ì',
+  Ograve: 'Ò',
+  Ugrave: 'Ù',
+  Ccedil: 'Ç',
+  Ntilde: 'Ñ',
+  Auml: 'Ä',
+  Ouml: 'Ö',
+  Uuml: 'Ü',
+  rarr: '→',
+  larr: '←',
 };
 
 function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z][a-z0-9]{1,31});?/gi, (whole, body: string) => {
     if (body[0] === '#') {
-      const code = body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1));
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : '\uFFFD';
+      const code =
+        body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1));
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+        ? String.fromCodePoint(code)
+        : '\uFFFD';
     }
     return ENTITIES[body] ?? ENTITIES[body.toLowerCase()] ?? whole;
   });
@@ -306,11 +416,47 @@ function decodeBody(body: Buffer, charset: string): string {
   }
 }
 
-const DROPPED = ['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'select', 'button'];
+const DROPPED = [
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'canvas',
+  'select',
+  'button',
+];
 const BLOCKS = new Set([
-  'p', 'div', 'section', 'article', 'main', 'header', 'footer', 'aside', 'nav', 'address', 'figure', 'figcaption',
-  'form', 'fieldset', 'details', 'summary', 'dl', 'dt', 'dd', 'table', 'thead', 'tbody', 'tfoot', 'caption', 'center',
-  'body', 'html',
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'header',
+  'footer',
+  'aside',
+  'nav',
+  'address',
+  'figure',
+  'figcaption',
+  'form',
+  'fieldset',
+  'details',
+  'summary',
+  'dl',
+  'dt',
+  'dd',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'caption',
+  'center',
+  'body',
+  'html',
 ]);
 
 function attribute(attributes: string, name: string): string | undefined {
@@ -345,14 +491,20 @@ function innerOf(html: string, tag: string): string | undefined {
  * lists, quotes, code, emphasis and simple tables survive; scripts, styles
  * and markup do not.
  */
-function htmlToDocument(html: string, base: URL, style: 'markdown' | 'text', wholePage: boolean): { title?: string; content: string } {
+function htmlToDocument(
+  html: string,
+  base: URL,
+  style: 'markdown' | 'text',
+  wholePage: boolean,
+): { title?: string; content: string } {
   const titleMatch = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html);
   const title = titleMatch ? decodeEntities(titleMatch[1]!.replace(/\s+/g, ' ').trim()) : undefined;
   let source = html
     .replace(/<!--[\s\S]*?-->/g, '')
     .replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, '')
     .replace(/<head\b[\s\S]*?<\/head\s*>/i, '');
-  for (const tag of DROPPED) source = source.replace(new RegExp(`<${tag}\\b[\\s\\S]*?<\\/${tag}\\s*>`, 'gi'), ' ');
+  for (const tag of DROPPED)
+    source = source.replace(new RegExp(`<${tag}\\b[\\s\\S]*?<\\/${tag}\\s*>`, 'gi'), ' ');
   if (!wholePage) source = innerOf(source, 'main') ?? innerOf(source, 'article') ?? source;
 
   const markdown = style === 'markdown';
@@ -377,7 +529,8 @@ function htmlToDocument(html: string, base: URL, style: 'markdown' | 'text', who
     pendingBreaks = 0;
     out.push(piece);
   };
-  const tokens = /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*(\/?)>|([^<]+|<)/g;
+  const tokens =
+    /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*(\/?)>|([^<]+|<)/g;
   for (let match = tokens.exec(source); match !== null; match = tokens.exec(source)) {
     const [, closing, rawName, attributes = '', , text] = match;
     if (text !== undefined) {
@@ -389,7 +542,9 @@ function htmlToDocument(html: string, base: URL, style: 'markdown' | 'text', who
       let collapsed = decodedText.replace(/\s+/g, ' ');
       // After a line break, an indent or a space, leading whitespace would only add noise.
       const previous = out.at(-1)?.at(-1);
-      if (pendingBreaks > 0 || previous === undefined || /\s/.test(previous)) collapsed = collapsed.trimStart();
+      if (pendingBreaks > 0 || previous === undefined || /\s/.test(previous)) {
+        collapsed = collapsed.trimStart();
+      }
       if (collapsed !== '') emit(collapsed);
       continue;
     }
@@ -505,13 +660,18 @@ function htmlToDocument(html: string, base: URL, style: 'markdown' | 'text', who
 // ---------------------------------------------------------------------------
 
 function mediaType(headers: IncomingHttpHeaders): string {
-  return String(headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim().toLowerCase();
+  return String(headers['content-type'] ?? 'application/octet-stream')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 }
 
 function isTextual(type: string): boolean {
   return (
     type.startsWith('text/') ||
-    /^application\/([\w.+-]+\+)?(json|xml|javascript|ecmascript|x-ndjson|csv|yaml|x-yaml|toml|rss\+xml|atom\+xml)$/.test(type) ||
+    /^application\/([\w.+-]+\+)?(json|xml|javascript|ecmascript|x-ndjson|csv|yaml|x-yaml|toml|rss\+xml|atom\+xml)$/.test(
+      type,
+    ) ||
     type.endsWith('+json') ||
     type.endsWith('+xml')
   );
@@ -540,7 +700,9 @@ export default defineExecutor<Args, Output>({
       response = await get({ url, deadline, maxBytes, overrides });
       const location = response.headers.location;
       if (response.status >= 300 && response.status < 400 && location) {
-        if (redirects >= MAX_REDIRECTS) throw new ExecutorFailure('HttpError', `more than ${MAX_REDIRECTS} redirects from ${args.url}`);
+        if (redirects >= MAX_REDIRECTS) {
+          throw new ExecutorFailure('HttpError', `more than ${MAX_REDIRECTS} redirects from ${args.url}`);
+        }
         url = new URL(location, url);
         checkAllowed(url, ctx);
         redirects++;
@@ -549,14 +711,18 @@ export default defineExecutor<Args, Output>({
       break;
     }
     const type = mediaType(response.headers);
-    const text = () => decodeBody(response.body, charsetOf(String(response.headers['content-type'] ?? ''), response.body));
+    const text = () =>
+      decodeBody(response.body, charsetOf(String(response.headers['content-type'] ?? ''), response.body));
     if (response.status === 403 && type === 'text/plain') {
       const refusal = proxyRefusal(403, text(), url.hostname);
       if (refusal) throw refusal;
     }
     if (response.status >= 400) {
       const excerpt = isTextual(type) ? text().replace(/\s+/g, ' ').slice(0, 300) : '';
-      throw new ExecutorFailure('HttpError', `${url.href} answered HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`);
+      throw new ExecutorFailure(
+        'HttpError',
+        `${url.href} answered HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`,
+      );
     }
     const base = {
       url: args.url,
@@ -571,13 +737,26 @@ export default defineExecutor<Args, Output>({
       const format = args.format ?? 'markdown';
       if (format === 'html') {
         const title = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html)?.[1];
-        return ok({ ...base, format, content: html, ...(title ? { title: decodeEntities(title.trim()) } : {}) });
+        return ok({
+          ...base,
+          format,
+          content: html,
+          ...(title ? { title: decodeEntities(title.trim()) } : {}),
+        });
       }
       const document = htmlToDocument(html, url, format, args.whole_page ?? false);
-      return ok({ ...base, format, content: document.content, ...(document.title ? { title: document.title } : {}) });
+      return ok({
+        ...base,
+        format,
+        content: document.content,
+        ...(document.title ? { title: document.title } : {}),
+      });
     }
     if (!isTextual(type)) {
-      throw new ExecutorFailure('UnsupportedContent', `${url.href} is ${type} (${response.body.length} bytes), not text`);
+      throw new ExecutorFailure(
+        'UnsupportedContent',
+        `${url.href} is ${type} (${response.body.length} bytes), not text`,
+      );
     }
     return ok({ ...base, format: 'raw', content: text() });
   },

@@ -7,7 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const executor = birth(join(import.meta.dirname, '..'));
 
 /** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
-const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
+const refused = {
+  ok: false,
+  error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) },
+};
 let workspace: string;
 
 beforeAll(async () => {
@@ -24,7 +27,9 @@ beforeAll(async () => {
 
 const list = (args: Record<string, unknown>) => executor.invoke(args, { workspace });
 const paths = (result: Awaited<ReturnType<typeof list>>) =>
-  result.ok ? (result.content as { entries: { path: string }[] }).entries.map((entry) => entry.path) : result.error;
+  result.ok
+    ? (result.content as { entries: { path: string }[] }).entries.map((entry) => entry.path)
+    : result.error;
 
 describe('fs_list birth', () => {
   it('lists the workspace root, sorted, without hidden entries', async () => {
@@ -32,7 +37,10 @@ describe('fs_list birth', () => {
     expect(paths(result)).toEqual(['notes.md', 'photos', 'readme.md']);
     expect(result).toMatchObject({
       ok: true,
-      content: { path: '.', entries: [{ name: 'notes.md', type: 'file', size: 5 }, { type: 'directory' }, {}] },
+      content: {
+        path: '.',
+        entries: [{ name: 'notes.md', type: 'file', size: 5 }, { type: 'directory' }, {}],
+      },
     });
   });
 
@@ -42,7 +50,9 @@ describe('fs_list birth', () => {
       '2025/summer/sea.jpg',
       'cover.jpg',
     ]);
-    expect(paths(await list({ path: 'photos', recursive: true, max_depth: 2, pattern: '*.jpg' }))).toEqual(['cover.jpg']);
+    expect(paths(await list({ path: 'photos', recursive: true, max_depth: 2, pattern: '*.jpg' }))).toEqual([
+      'cover.jpg',
+    ]);
     expect(paths(await list({ recursive: true, pattern: 'photos/**/*.jpg' }))).toEqual([
       'photos/2025/summer/sea.jpg',
       'photos/cover.jpg',
@@ -51,7 +61,10 @@ describe('fs_list birth', () => {
 
   it('shows hidden entries on request and stops at max_entries', async () => {
     expect(paths(await list({ include_hidden: true, type: 'directory' }))).toEqual(['.cache', 'photos']);
-    expect(await list({ recursive: true, max_entries: 2 })).toMatchObject({ ok: true, content: { count: 2, truncated: true } });
+    expect(await list({ recursive: true, max_entries: 2 })).toMatchObject({
+      ok: true,
+      content: { count: 2, truncated: true },
+    });
   });
 
   it('fails with NotFound and NotADirectory, and refuses paths outside the workspace', async () => {

@@ -7,7 +7,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 const executor = birth(join(import.meta.dirname, '..'));
 
 /** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
-const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
+const refused = {
+  ok: false,
+  error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) },
+};
 let workspace: string;
 
 beforeEach(async () => {
@@ -29,7 +32,10 @@ const exists = (path: string) =>
 describe('fs_move birth', () => {
   it('renames a file', async () => {
     const result = await move({ source: 'inbox/invoice.pdf', destination: 'inbox/2026-invoice.pdf' });
-    expect(result).toMatchObject({ ok: true, content: { from: 'inbox/invoice.pdf', to: 'inbox/2026-invoice.pdf', type: 'file' } });
+    expect(result).toMatchObject({
+      ok: true,
+      content: { from: 'inbox/invoice.pdf', to: 'inbox/2026-invoice.pdf', type: 'file' },
+    });
     expect(await exists('inbox/invoice.pdf')).toBe(false);
     expect(await readFile(join(workspace, 'inbox', '2026-invoice.pdf'), 'utf8')).toBe('invoice');
   });
@@ -43,7 +49,9 @@ describe('fs_move birth', () => {
       ok: false,
       error: { class: 'NotFound' },
     });
-    expect(await move({ source: 'archive/invoice.pdf', destination: 'y/2026/invoice.pdf', create_dirs: true })).toMatchObject({
+    expect(
+      await move({ source: 'archive/invoice.pdf', destination: 'y/2026/invoice.pdf', create_dirs: true }),
+    ).toMatchObject({
       ok: true,
     });
     expect(await exists('y/2026/invoice.pdf')).toBe(true);
@@ -55,7 +63,9 @@ describe('fs_move birth', () => {
       error: { class: 'Exists' },
     });
     expect(await readFile(join(workspace, 'archive', 'note.txt'), 'utf8')).toBe('old note');
-    expect(await move({ source: 'inbox/note.txt', destination: 'archive/note.txt', overwrite: true })).toMatchObject({
+    expect(
+      await move({ source: 'inbox/note.txt', destination: 'archive/note.txt', overwrite: true }),
+    ).toMatchObject({
       ok: true,
       content: { overwritten: true },
     });
@@ -63,14 +73,23 @@ describe('fs_move birth', () => {
   });
 
   it('fails with NotFound and InvalidTarget, and refuses paths outside the workspace', async () => {
-    expect(await move({ source: 'ghost.txt', destination: 'b.txt' })).toMatchObject({ ok: false, error: { class: 'NotFound' } });
+    expect(await move({ source: 'ghost.txt', destination: 'b.txt' })).toMatchObject({
+      ok: false,
+      error: { class: 'NotFound' },
+    });
     expect(await move({ source: 'inbox', destination: 'inbox/sub/inbox', create_dirs: true })).toMatchObject({
       ok: false,
       error: { class: 'InvalidTarget' },
     });
     expect(await move({ source: 'inbox/note.txt', destination: '/tmp/stolen.txt' })).toMatchObject(refused);
     expect(await exists('inbox/note.txt')).toBe(true);
-    expect(await move({ source: 'inbox/note.txt', destination: '.' })).toMatchObject({ ok: true, content: { to: 'note.txt' } });
-    expect(await move({ source: '.', destination: 'elsewhere' })).toMatchObject({ ok: false, error: { class: 'PermissionDenied' } });
+    expect(await move({ source: 'inbox/note.txt', destination: '.' })).toMatchObject({
+      ok: true,
+      content: { to: 'note.txt' },
+    });
+    expect(await move({ source: '.', destination: 'elsewhere' })).toMatchObject({
+      ok: false,
+      error: { class: 'PermissionDenied' },
+    });
   });
 });

@@ -7,16 +7,25 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const executor = birth(join(import.meta.dirname, '..'));
 
 /** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
-const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
+const refused = {
+  ok: false,
+  error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) },
+};
 let workspace: string;
 
 beforeAll(async () => {
   workspace = await mkdtemp(join(tmpdir(), 'metnos-fs-search-'));
   await mkdir(join(workspace, 'notes'));
   await mkdir(join(workspace, 'node_modules', 'dep'), { recursive: true });
-  await writeFile(join(workspace, 'notes', 'trip.md'), 'Train to Milano at 8\nHotel in milano centro\nBack on Sunday\n');
+  await writeFile(
+    join(workspace, 'notes', 'trip.md'),
+    'Train to Milano at 8\nHotel in milano centro\nBack on Sunday\n',
+  );
   await writeFile(join(workspace, 'notes', 'work.txt'), 'TODO: invoice-2041\nFIXME later\ndone\n');
-  await writeFile(join(workspace, 'image.bin'), Buffer.from([0x4d, 0x69, 0x6c, 0x61, 0x6e, 0x6f, 0x00, 0x01]));
+  await writeFile(
+    join(workspace, 'image.bin'),
+    Buffer.from([0x4d, 0x69, 0x6c, 0x61, 0x6e, 0x6f, 0x00, 0x01]),
+  );
   await writeFile(join(workspace, 'node_modules', 'dep', 'index.js'), '// Milano\n');
 });
 
@@ -40,7 +49,10 @@ describe('fs_search birth', () => {
   });
 
   it('honours case sensitivity, regular expressions and the include glob', async () => {
-    expect(await search({ query: 'milano', case_sensitive: true })).toMatchObject({ ok: true, content: { count: 1 } });
+    expect(await search({ query: 'milano', case_sensitive: true })).toMatchObject({
+      ok: true,
+      content: { count: 1 },
+    });
     const regex = await search({ query: 'TODO|FIXME', regex: true, include: '*.txt', case_sensitive: true });
     expect(regex).toMatchObject({ ok: true, content: { count: 2, matches: [{ line: 1 }, { line: 2 }] } });
     const literal = await search({ query: 'invoice-2041', path: 'notes/work.txt' });
@@ -53,8 +65,14 @@ describe('fs_search birth', () => {
   });
 
   it('fails with BadPattern and NotFound, and refuses paths outside the workspace', async () => {
-    expect(await search({ query: '(unclosed', regex: true })).toMatchObject({ ok: false, error: { class: 'BadPattern' } });
-    expect(await search({ query: 'x', path: 'nowhere' })).toMatchObject({ ok: false, error: { class: 'NotFound' } });
+    expect(await search({ query: '(unclosed', regex: true })).toMatchObject({
+      ok: false,
+      error: { class: 'BadPattern' },
+    });
+    expect(await search({ query: 'x', path: 'nowhere' })).toMatchObject({
+      ok: false,
+      error: { class: 'NotFound' },
+    });
     expect(await search({ query: 'root', path: '/etc' })).toMatchObject(refused);
   });
 });

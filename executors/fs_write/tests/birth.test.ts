@@ -7,7 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const executor = birth(join(import.meta.dirname, '..'));
 
 /** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
-const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
+const refused = {
+  ok: false,
+  error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) },
+};
 let workspace: string;
 let outside: string;
 
@@ -23,7 +26,10 @@ const write = (args: Record<string, unknown>) => executor.invoke(args, { workspa
 describe('fs_write birth', () => {
   it('creates a new file and reports the bytes written', async () => {
     const result = await write({ path: 'hello.txt', content: 'ciao, mondo\n', mode: 'create' });
-    expect(result).toMatchObject({ ok: true, content: { path: 'hello.txt', bytes_written: 12, created: true } });
+    expect(result).toMatchObject({
+      ok: true,
+      content: { path: 'hello.txt', bytes_written: 12, created: true },
+    });
     expect(await readFile(join(workspace, 'hello.txt'), 'utf8')).toBe('ciao, mondo\n');
   });
 
@@ -56,6 +62,9 @@ describe('fs_write birth', () => {
   });
 
   it('refuses to write over a directory', async () => {
-    expect(await write({ path: 'deep', content: 'x' })).toMatchObject({ ok: false, error: { class: 'IsADirectory' } });
+    expect(await write({ path: 'deep', content: 'x' })).toMatchObject({
+      ok: false,
+      error: { class: 'IsADirectory' },
+    });
   });
 });

@@ -19,7 +19,14 @@ describe('json_query birth', () => {
   it('picks dotted paths, indices and wildcards from JSON text', async () => {
     const result = await executor.invoke({
       json: JSON.stringify(order),
-      fields: ['customer.name', 'items.0.sku', 'items[-1].qty', 'items[*].sku', 'items[*].tags[0]', 'customer["e-mail"]'],
+      fields: [
+        'customer.name',
+        'items.0.sku',
+        'items[-1].qty',
+        'items[*].sku',
+        'items[*].tags[0]',
+        'customer["e-mail"]',
+      ],
     });
     expect(result).toMatchObject({
       ok: true,
@@ -37,7 +44,10 @@ describe('json_query birth', () => {
   });
 
   it('accepts a value as data and reports missing paths without failing', async () => {
-    const result = await executor.invoke({ data: order, fields: ['$', 'status.404', 'items.9.sku', 'customer.age'] });
+    const result = await executor.invoke({
+      data: order,
+      fields: ['$', 'status.404', 'items.9.sku', 'customer.age'],
+    });
     expect(result).toMatchObject({
       ok: true,
       content: {
@@ -52,13 +62,28 @@ describe('json_query birth', () => {
   });
 
   it('does not read inherited properties', async () => {
-    const result = await executor.invoke({ data: { a: 1 }, fields: ['constructor', '__proto__', 'a.toString'] });
-    expect(result).toMatchObject({ ok: true, content: { results: [{ found: false }, { found: false }, { found: false }] } });
+    const result = await executor.invoke({
+      data: { a: 1 },
+      fields: ['constructor', '__proto__', 'a.toString'],
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      content: { results: [{ found: false }, { found: false }, { found: false }] },
+    });
   });
 
   it('fails with InvalidJson, BadPath and MissingInput', async () => {
-    expect(await executor.invoke({ json: '{"a": 1,', fields: ['a'] })).toMatchObject({ ok: false, error: { class: 'InvalidJson' } });
-    expect(await executor.invoke({ data: {}, fields: ['a..b'] })).toMatchObject({ ok: false, error: { class: 'BadPath' } });
-    expect(await executor.invoke({ fields: ['a'] })).toMatchObject({ ok: false, error: { class: 'MissingInput' } });
+    expect(await executor.invoke({ json: '{"a": 1,', fields: ['a'] })).toMatchObject({
+      ok: false,
+      error: { class: 'InvalidJson' },
+    });
+    expect(await executor.invoke({ data: {}, fields: ['a..b'] })).toMatchObject({
+      ok: false,
+      error: { class: 'BadPath' },
+    });
+    expect(await executor.invoke({ fields: ['a'] })).toMatchObject({
+      ok: false,
+      error: { class: 'MissingInput' },
+    });
   });
 });

@@ -7,7 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const executor = birth(join(import.meta.dirname, '..'));
 
 /** Outside paths are refused by the sandbox's policy check (PolicyViolation) or, failing that, by the executor. */
-const refused = { ok: false, error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) } };
+const refused = {
+  ok: false,
+  error: { class: expect.stringMatching(/^(PermissionDenied|PolicyViolation)$/) },
+};
 let workspace: string;
 
 beforeAll(async () => {
@@ -23,7 +26,10 @@ const run = (args: Record<string, unknown>) => executor.invoke(args, { workspace
 describe('shell_exec birth', () => {
   it('runs an allowed tool on a workspace file and returns its output and exit code', async () => {
     const result = await run({ command: 'wc', args: ['-l', 'notes.txt'] });
-    expect(result).toMatchObject({ ok: true, content: { exit_code: 0, stdout: '3 notes.txt\n', stderr: '', cwd: '.' } });
+    expect(result).toMatchObject({
+      ok: true,
+      content: { exit_code: 0, stdout: '3 notes.txt\n', stderr: '', cwd: '.' },
+    });
   });
 
   it('feeds stdin and runs in a sub-folder', async () => {
@@ -34,9 +40,15 @@ describe('shell_exec birth', () => {
   });
 
   it('passes arguments verbatim, never through a shell', async () => {
-    const result = await run({ command: 'echo', args: ['$HOME', ';', 'rm', 'notes.txt', '|', 'wc', '*.txt', '`id`'] });
+    const result = await run({
+      command: 'echo',
+      args: ['$HOME', ';', 'rm', 'notes.txt', '|', 'wc', '*.txt', '`id`'],
+    });
     expect(result).toMatchObject({ ok: true, content: { stdout: '$HOME ; rm notes.txt | wc *.txt `id`\n' } });
-    expect(await run({ command: 'cat', args: ['notes.txt'] })).toMatchObject({ ok: true, content: { exit_code: 0 } });
+    expect(await run({ command: 'cat', args: ['notes.txt'] })).toMatchObject({
+      ok: true,
+      content: { exit_code: 0 },
+    });
   });
 
   it('reports a non-zero exit as data, and cuts long output', async () => {
@@ -52,7 +64,10 @@ describe('shell_exec birth', () => {
 
   it('refuses tools outside the allow-list with Forbidden', async () => {
     for (const command of ['rm', 'bash', 'sh', 'node', 'curl']) {
-      expect(await run({ command, args: ['-c', 'id'] }), command).toMatchObject({ ok: false, error: { class: 'Forbidden' } });
+      expect(await run({ command, args: ['-c', 'id'] }), command).toMatchObject({
+        ok: false,
+        error: { class: 'Forbidden' },
+      });
     }
     expect(await run({ command: '/bin/ls' })).toMatchObject({ ok: false, error: { class: 'InvalidInput' } });
   });

@@ -30,11 +30,19 @@ beforeAll(async () => {
       if (request.method !== 'POST' || request.url !== `/bot${TOKEN}/sendMessage`) {
         answer(401, { ok: false, error_code: 401, description: 'Unauthorized' });
       } else if (body.text === 'flood') {
-        answer(429, { ok: false, error_code: 429, description: 'Too Many Requests: retry after 17', parameters: { retry_after: 17 } });
+        answer(429, {
+          ok: false,
+          error_code: 429,
+          description: 'Too Many Requests: retry after 17',
+          parameters: { retry_after: 17 },
+        });
       } else if (body.chat_id !== CHAT) {
         answer(400, { ok: false, error_code: 400, description: 'Bad Request: chat not found' });
       } else {
-        answer(200, { ok: true, result: { message_id: 4242, date: 1_780_000_000, chat: { id: Number(CHAT) }, text: body.text } });
+        answer(200, {
+          ok: true,
+          result: { message_id: 4242, date: 1_780_000_000, chat: { id: Number(CHAT) }, text: body.text },
+        });
       }
     });
   });
@@ -63,7 +71,10 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('telegram_send birth', () => {
   it('sends the text to the configured chat and returns the message id', async () => {
-    const result = await executor.invoke({ text: 'Ricordati il latte 🥛', parse_mode: 'HTML', silent: true }, { config });
+    const result = await executor.invoke(
+      { text: 'Ricordati il latte 🥛', parse_mode: 'HTML', silent: true },
+      { config },
+    );
     expect(result).toMatchObject({
       ok: true,
       content: { message_id: 4242, sent_at: '2026-05-28T20:26:40.000Z', characters: 20 },
@@ -90,12 +101,22 @@ describe('telegram_send birth', () => {
 
   it('reports RateLimited with the retry delay, Unauthorized and Rejected', async () => {
     const limited = await executor.invoke({ text: 'flood' }, { config });
-    expect(limited).toMatchObject({ ok: false, error: { class: 'RateLimited' }, metadata: { retry_after: 17 } });
-    const unauthorized = await executor.invoke({ text: 'hi' }, { config: { ...config, bot_token: '999:wrong-token-value' } });
+    expect(limited).toMatchObject({
+      ok: false,
+      error: { class: 'RateLimited' },
+      metadata: { retry_after: 17 },
+    });
+    const unauthorized = await executor.invoke(
+      { text: 'hi' },
+      { config: { ...config, bot_token: '999:wrong-token-value' } },
+    );
     expect(unauthorized).toMatchObject({ ok: false, error: { class: 'Unauthorized' } });
     expect(JSON.stringify(unauthorized)).not.toContain('wrong-token-value');
     const rejected = await executor.invoke({ text: 'hi' }, { config: { ...config, chat_id: '111' } });
-    expect(rejected).toMatchObject({ ok: false, error: { class: 'Rejected', message: expect.stringContaining('chat not found') } });
+    expect(rejected).toMatchObject({
+      ok: false,
+      error: { class: 'Rejected', message: expect.stringContaining('chat not found') },
+    });
   });
 
   it('fails with NotConfigured without a token or chat, and with Network when the API is unreachable', async () => {

@@ -20,7 +20,10 @@ describe('time_now birth', () => {
       },
     });
     const winter = await executor.invoke({ timezone: 'Europe/Rome', at: '2026-01-15T23:30:00Z' });
-    expect(winter).toMatchObject({ ok: true, content: { iso: '2026-01-16T00:30:00+01:00', weekday: 'Friday', iso_week: 3 } });
+    expect(winter).toMatchObject({
+      ok: true,
+      content: { iso: '2026-01-16T00:30:00+01:00', weekday: 'Friday', iso_week: 3 },
+    });
   });
 
   it('tells the current time, in the configured zone by default', async () => {
@@ -41,12 +44,22 @@ describe('time_now birth', () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      content: { weekday: 'Friday', weekday_local: 'venerdì', formatted: 'venerdì 25 dicembre 2026 alle 12:00 -05:00' },
+      content: {
+        weekday: 'Friday',
+        weekday_local: 'venerdì',
+        formatted: 'venerdì 25 dicembre 2026 alle 12:00 -05:00',
+      },
     });
   });
 
   it('fails with UnknownTimezone and BadInstant', async () => {
-    expect(await executor.invoke({ timezone: 'Mars/Olympus' })).toMatchObject({ ok: false, error: { class: 'UnknownTimezone' } });
-    expect(await executor.invoke({ at: 'yesterday-ish' })).toMatchObject({ ok: false, error: { class: 'BadInstant' } });
+    expect(await executor.invoke({ timezone: 'Mars/Olympus' })).toMatchObject({
+      ok: false,
+      error: { class: 'UnknownTimezone' },
+    });
+    expect(await executor.invoke({ at: 'yesterday-ish' })).toMatchObject({
+      ok: false,
+      error: { class: 'BadInstant' },
+    });
   });
 });

@@ -31,7 +31,9 @@ beforeAll(async () => {
     if (path === '/article') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
     } else if (path === '/data.json') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"temperature": 21.5, "unit": "C"}');
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"temperature": 21.5, "unit": "C"}');
     } else if (path === '/old') {
       response.writeHead(301, { location: '/article' }).end();
     } else if (path === '/away') {
@@ -41,9 +43,13 @@ beforeAll(async () => {
     } else if (path === '/slow') {
       setTimeout(() => response.writeHead(200, { 'content-type': 'text/plain' }).end('late'), 3000);
     } else if (path === '/gzip') {
-      response.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync('<p>Squeezed <b>page</b></p>'));
+      response
+        .writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' })
+        .end(gzipSync('<p>Squeezed <b>page</b></p>'));
     } else if (path === '/latin1') {
-      response.writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' }).end(Buffer.from('Caffè così', 'latin1'));
+      response
+        .writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' })
+        .end(Buffer.from('Caffè così', 'latin1'));
     } else if (path === '/photo.jpg') {
       response.writeHead(200, { 'content-type': 'image/jpeg' }).end(Buffer.from([0xff, 0xd8, 0xff]));
     } else {
@@ -66,10 +72,15 @@ const fetchPage = (args: Record<string, unknown>, extra: Record<string, unknown>
 describe('web_fetch birth', () => {
   it('turns an HTML page into markdown: main content, headings, links, lists, tables; no scripts or styles', async () => {
     const result = await fetchPage({ url: 'http://example.com/article' });
-    expect(result).toMatchObject({ ok: true, content: { status: 200, content_type: 'text/html', title: 'Trains & Timetables' } });
+    expect(result).toMatchObject({
+      ok: true,
+      content: { status: 200, content_type: 'text/html', title: 'Trains & Timetables' },
+    });
     const content = (result as { content: { content: string } }).content.content;
     expect(content).toContain('# Rome – Milan');
-    expect(content).toContain('The **fast** train takes _three hours_. See the [timetable](http://example.com/timetable?day=mon).');
+    expect(content).toContain(
+      'The **fast** train takes _three hours_. See the [timetable](http://example.com/timetable?day=mon).',
+    );
     expect(content).toContain('- Frecciarossa\n- Italo\n  1. first class\n  2. second class');
     expect(content).toContain('| Train | Time |\n| --- | --- |\n| FR 9521 | 08:00 |');
     expect(content).not.toMatch(/alert|tracking|color: red|About|© 2026/);
@@ -82,7 +93,11 @@ describe('web_fetch birth', () => {
     expect(content).toContain('© 2026 Rail');
     expect(await fetchPage({ url: 'http://example.org/data.json' })).toMatchObject({
       ok: true,
-      content: { format: 'raw', content: '{"temperature": 21.5, "unit": "C"}', content_type: 'application/json' },
+      content: {
+        format: 'raw',
+        content: '{"temperature": 21.5, "unit": "C"}',
+        content_type: 'application/json',
+      },
     });
   });
 
@@ -91,27 +106,50 @@ describe('web_fetch birth', () => {
       ok: true,
       content: { final_url: 'http://example.com/article', redirects: 1, title: 'Trains & Timetables' },
     });
-    expect(await fetchPage({ url: 'http://example.com/gzip' })).toMatchObject({ ok: true, content: { content: 'Squeezed **page**' } });
-    expect(await fetchPage({ url: 'http://example.com/latin1' })).toMatchObject({ ok: true, content: { content: 'Caffè così' } });
+    expect(await fetchPage({ url: 'http://example.com/gzip' })).toMatchObject({
+      ok: true,
+      content: { content: 'Squeezed **page**' },
+    });
+    expect(await fetchPage({ url: 'http://example.com/latin1' })).toMatchObject({
+      ok: true,
+      content: { content: 'Caffè così' },
+    });
   });
 
   it('refuses domains off the allow-list, also after a redirect or when the instance narrows the list', async () => {
     const offList = await fetchPage({ url: 'http://evil.example.net/' });
-    expect(offList).toMatchObject({ ok: false, error: { class: expect.stringMatching(/^(Forbidden|PolicyViolation)$/) } });
-    expect(await fetchPage({ url: 'http://example.com/away' })).toMatchObject({ ok: false, error: { class: 'Forbidden' } });
-    expect(await fetchPage({ url: 'http://example.com/article' }, { allowed_domains: ['example.org'] })).toMatchObject({
+    expect(offList).toMatchObject({
+      ok: false,
+      error: { class: expect.stringMatching(/^(Forbidden|PolicyViolation)$/) },
+    });
+    expect(await fetchPage({ url: 'http://example.com/away' })).toMatchObject({
+      ok: false,
+      error: { class: 'Forbidden' },
+    });
+    expect(
+      await fetchPage({ url: 'http://example.com/article' }, { allowed_domains: ['example.org'] }),
+    ).toMatchObject({
       ok: false,
       error: { class: 'Forbidden' },
     });
   });
 
   it('fails with HttpError, TooLarge, UnsupportedContent and Timeout', async () => {
-    expect(await fetchPage({ url: 'http://example.com/missing' })).toMatchObject({ ok: false, error: { class: 'HttpError' } });
-    expect(await fetchPage({ url: 'http://example.com/big', max_bytes: 1024 })).toMatchObject({ ok: false, error: { class: 'TooLarge' } });
+    expect(await fetchPage({ url: 'http://example.com/missing' })).toMatchObject({
+      ok: false,
+      error: { class: 'HttpError' },
+    });
+    expect(await fetchPage({ url: 'http://example.com/big', max_bytes: 1024 })).toMatchObject({
+      ok: false,
+      error: { class: 'TooLarge' },
+    });
     expect(await fetchPage({ url: 'http://example.com/photo.jpg' })).toMatchObject({
       ok: false,
       error: { class: 'UnsupportedContent' },
     });
-    expect(await fetchPage({ url: 'http://example.com/slow', timeout_ms: 500 })).toMatchObject({ ok: false, error: { class: 'Timeout' } });
+    expect(await fetchPage({ url: 'http://example.com/slow', timeout_ms: 500 })).toMatchObject({
+      ok: false,
+      error: { class: 'Timeout' },
+    });
   });
 });
