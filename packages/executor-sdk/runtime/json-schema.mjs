@@ -24,11 +24,21 @@ function matchesType(value, type) {
 }
 
 function resolveRef(root, ref) {
+  if (ref === '#') return root;
   if (!ref.startsWith('#/')) return undefined;
   let node = root;
   for (const part of ref.slice(2).split('/')) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = node[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    // A URI fragment: percent-decoded first, then the JSON Pointer escapes (as Ajv does).
+    let key;
+    try {
+      key = decodeURIComponent(part);
+    } catch {
+      return undefined;
+    }
+    key = key.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!Object.hasOwn(node, key)) return undefined;
+    node = node[key];
   }
   return node;
 }

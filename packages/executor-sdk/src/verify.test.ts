@@ -62,6 +62,35 @@ describe('signing', () => {
   });
 });
 
+describe('schema checks', () => {
+  it('refuses to sign a contract that points at an inherited property instead of a definition', async () => {
+    const root = await temp.make();
+    const { dir, key } = await writeSignedExecutor({ root, name: 'proto' });
+    const path = join(dir, 'manifest.toml');
+    await writeFile(path, (await readFile(path, 'utf8')).replace('#/definitions/Input', '#/definitions/__proto__'));
+    await expect(signExecutor(dir, key)).rejects.toMatchObject({
+      name: 'VerificationError',
+      reason: 'schema_invalid',
+      message: expect.stringContaining('no definition for schema.json#/definitions/__proto__'),
+    });
+  });
+
+  it('refuses a schema.json that is not a JSON object or uses keywords outside the subset', async () => {
+    const root = await temp.make();
+    const { dir, key } = await writeSignedExecutor({ root, name: 'schemas' });
+    for (const [text, message] of [
+      ['[]', 'must be a JSON object'],
+      ['{"definitions": {"Input": {}, ', 'not valid JSON'],
+      ['{"definitions": {"Input": {"type": "object"}}}', 'no definition for schema.json#/definitions/Output'],
+      ['{"definitions": {"Input": {"dependentRequired": {}}, "Output": {}}}', 'does not support: /definitions/Input/dependentRequired'],
+    ]) {
+      await writeFile(join(dir, 'schema.json'), text!);
+      const error = await refusal(dir, [key]);
+      expect([text, error.reason, error.artefact, error.message]).toEqual([text, 'schema_invalid', 'schema.json', expect.stringContaining(message!)]);
+    }
+  });
+});
+
 describe('tampering', () => {
   const allowed: Record<string, VerificationFailureReason[]> = {
     'manifest.toml': ['manifest_invalid', 'profile_lock_mismatch', 'digest_mismatch'],

@@ -90,7 +90,7 @@ export async function artefactStamps(dir: string, codeFileName: string): Promise
 function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown {
   let node: unknown = schema;
   for (const part of ref.split('#/')[1]!.split('/')) {
-    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? (node as Record<string, unknown>)[part] : undefined;
   }
   return node;
 }
