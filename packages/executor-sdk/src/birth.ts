@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { createAuditLog } from './audit.ts';
 import { createCatalog } from './catalog.ts';
 import { createInvoker } from './invoke.ts';
@@ -37,17 +37,23 @@ export interface BirthCallOptions {
  */
 export function createBirthHarness(dir: string, settings: BirthHarnessSettings) {
   const executorDir = resolve(dir);
-  let ready: Promise<{ invoke: ReturnType<typeof createInvoker>['invoke']; name: string; workspace: string }> | undefined;
+  let ready:
+    | Promise<{ invoke: ReturnType<typeof createInvoker>['invoke']; name: string; version: string; workspace: string }>
+    | undefined;
 
   async function prepare() {
     const trustedKeys = settings.trustedKeys ?? (await loadTrustedKeys(executorDir));
     const verified = await verifyExecutor(executorDir, { trustedKeys });
     const stage = await mkdtemp(join(tmpdir(), `metnos-birth-${verified.name}-`));
-    const catalog = createCatalog({ root: resolve(executorDir, '..'), trustedKeys, stateDir: join(stage, 'state') });
+    // `<root>/<name>/` or `<root>/<name>/<version>/`: the catalog root is above the name folder.
+    const parent = resolve(executorDir, '..');
+    const versioned = basename(executorDir) === verified.version && basename(parent) === verified.name;
+    const root = versioned ? resolve(parent, '..') : parent;
+    const catalog = createCatalog({ root, trustedKeys, stateDir: join(stage, 'state') });
     await catalog.load();
     const workspace = join(stage, 'workspace');
     const invoker = createInvoker({ catalog, runner: settings.runner, audit: createAuditLog({ workspace }) });
-    return { invoke: invoker.invoke, name: verified.name, workspace };
+    return { invoke: invoker.invoke, name: verified.name, version: verified.version, workspace };
   }
 
   return {
@@ -59,6 +65,7 @@ export function createBirthHarness(dir: string, settings: BirthHarnessSettings) 
     async invoke(args: unknown, options: BirthCallOptions = {}): Promise<ExecutorResult> {
       const prepared = await (ready ??= prepare());
       return prepared.invoke(prepared.name, args, {
+        version: prepared.version,
         workspace: options.workspace ?? prepared.workspace,
         caller: { kind: 'test' },
         traceId: randomUUID(),

@@ -84,7 +84,7 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-const SIGNED_FILES = new Set<string>([ARTEFACTS.signature, ARTEFACTS.schema, ARTEFACTS.profileLock]);
+const SIGNED_FILES = new Set<string>([ARTEFACTS.signature, ARTEFACTS.profileLock]);
 
 /** Finds every executor version folder under `root` (flat `<name>/` or `<name>/<version>/`). */
 async function scan(root: string): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
