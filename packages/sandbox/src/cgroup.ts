@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -42,6 +50,7 @@ export function detectCgroups(root: string): CgroupLayout | undefined {
     try {
       mkdirSync(base, { recursive: true });
       if (!tryWrite(join(base, 'cgroup.subtree_control'), '+memory +pids')) return undefined;
+      removeStale([base]);
       return { version: 2, root: base };
     } catch {
       return undefined;
@@ -58,9 +67,34 @@ export function detectCgroups(root: string): CgroupLayout | undefined {
     mkdirSync(probe, { recursive: true });
     const writable = tryWrite(join(probe, 'memory.limit_in_bytes'), String(64 * 1024 * 1024));
     rmdirSync(probe);
+    removeStale([memory, pids]);
     return writable ? { version: 1, memory, pids } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const STALE_AFTER_MS = 15 * 60 * 1000;
+
+/** Removes empty call cgroups a previous process left behind (rmdir refuses busy ones). */
+function removeStale(parents: string[]): void {
+  for (const parent of parents) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.startsWith('call-')) continue;
+      try {
+        // a live call may not have joined its cgroup yet: only folders older than any deadline go
+        if (Date.now() - statSync(join(parent, entry)).mtimeMs < STALE_AFTER_MS) continue;
+        rmdirSync(join(parent, entry));
+      } catch {
+        // in use by a live call
+      }
+    }
   }
 }
 
@@ -82,6 +116,20 @@ function killAndRemove(dir: string): void {
   rmdirSync(dir);
 }
 
+const pending = new Set<string>();
+let exitHookInstalled = false;
+
+/** Last chance for cgroups whose background removal had not finished when the process exits. */
+function removePendingAtExit(): void {
+  for (const dir of pending) {
+    try {
+      killAndRemove(dir);
+    } catch {
+      // left for the stale sweep of the next process
+    }
+  }
+}
+
 /**
  * Creates the cgroups of one call with a memory limit (swap included where
  * the kernel accounts it) and a process-count limit.
@@ -93,7 +141,14 @@ export function createCallCgroup(
 ): CallCgroup {
   const dirs =
     layout.version === 1 ? [join(layout.memory, id), join(layout.pids, id)] : [join(layout.root, id)];
-  for (const dir of dirs) mkdirSync(dir);
+  for (const dir of dirs) {
+    mkdirSync(dir);
+    pending.add(dir);
+  }
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', removePendingAtExit);
+  }
   const [memoryDir, pidsDir] = layout.version === 1 ? [dirs[0]!, dirs[1]!] : [dirs[0]!, dirs[0]!];
   if (layout.version === 1) {
     writeFileSync(join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
@@ -118,13 +173,27 @@ export function createCallCgroup(
       }
     },
     async destroy() {
+      // processes first, in every controller, then the folders
+      for (const dir of dirs) {
+        try {
+          killAndRemove(dir);
+          pending.delete(dir);
+        } catch {
+          // still busy: retried below
+        }
+      }
+      if (dirs.every((dir) => !pending.has(dir))) return;
       for (const dir of dirs) {
         for (let attempt = 0; attempt < 50; attempt++) {
           try {
             killAndRemove(dir);
+            pending.delete(dir);
             break;
           } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+            if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+              pending.delete(dir);
+              break;
+            }
             await sleep(20);
           }
         }

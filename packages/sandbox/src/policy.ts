@@ -157,9 +157,10 @@ function checkPath(value: string, where: string, context: ArgumentCheckContext):
       };
     }
   } else if (value === '~' || value.startsWith('~/')) {
-    absolute = posix.join(context.home, value.slice(1));
+    absolute = `${context.home}/${value.slice(1)}`;
   } else {
-    absolute = posix.resolve(context.workspace, value);
+    // joined as written: resolveReal applies each `..` after the symlinks before it
+    absolute = value.startsWith('/') ? value : `${context.workspace}/${value}`;
   }
   const lexical = posix.normalize(absolute);
   const { real, exists } = resolveReal(absolute);

@@ -21,7 +21,8 @@ const MAX_SYMLINKS = 40;
  * resolveReal('/tmp/ws/link-to-ssh/id_rsa'); // { real: '/root/.ssh/id_rsa', exists: true }
  */
 export function resolveReal(path: string): ResolvedPath {
-  const pending = posix.resolve('/', path).split('/').filter(Boolean);
+  // split the path as written: normalising first would apply `..` lexically, before the symlinks it follows
+  const pending = (path.startsWith('/') ? path : `/${path}`).split('/').filter(Boolean);
   let current = '/';
   let hops = 0;
   while (pending.length > 0) {

@@ -280,9 +280,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       const exit = result === report.result ? exitKind(report) : 'crash';
       return { result, durationMs: report.durationMs, stdout: report.stdout, exit };
     } finally {
+      // the pid namespace is gone with bwrap; the cgroup folders go away in the background
+      // (rmdir waits for the kernel to finish reaping), so the caller does not wait for it
+      if (cgroup) void cgroup.destroy();
       await Promise.all([
         proxy?.close(),
-        cgroup?.destroy(),
         rm(tmpDir, { recursive: true, force: true }),
         netDir ? rm(netDir, { recursive: true, force: true }) : undefined,
       ]);

@@ -39,6 +39,8 @@ describe('policy-time refusals (no process starts)', () => {
     writeFileSync(join(workspace, 'notes', 'a.md'), 'hello');
     symlinkSync(join(home, '.ssh'), join(workspace, 'keys'));
     symlinkSync('/proc/self/root/etc', join(workspace, 'etc-link'));
+    mkdirSync(join(home, '.ssh', 'sub'));
+    symlinkSync(join(home, '.ssh', 'sub'), join(workspace, 'drafts'));
     linkSync(join(home, '.ssh', 'id_ed25519'), join(workspace, 'innocent.txt'));
     runner = createSandboxRunner({ home });
     harness = await lab.executor(
@@ -66,6 +68,8 @@ describe('policy-time refusals (no process starts)', () => {
     expectRefused({ path: '/proc/self/root/etc/passwd' }, 'forbidden-path'));
   it('refuses a climb out with ..', () =>
     expectRefused({ path: `${workspace}/../../../root/.ssh/id_rsa` }, 'forbidden-path'));
+  it('refuses a .. that climbs from a symlink target, not from the link (lexically it stays in the workspace)', () =>
+    expectRefused({ path: 'drafts/../id_ed25519' }, 'forbidden-path'));
   it('refuses a relative climb under a path key', () =>
     expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
   it('refuses a hardlink to a secret file', () =>
