@@ -3,7 +3,7 @@
 // JSON result line on stdout. Imports are limited to node: built-ins and the
 // define module; everything the code prints goes to stderr.
 import { readFileSync, writeSync } from 'node:fs';
-import { builtinModules, registerHooks } from 'node:module';
+import { isBuiltin, registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isExecutorDefinition } from './define.mjs';
@@ -11,7 +11,6 @@ import { validate } from './json-schema.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const defineUrl = pathToFileURL(join(here, 'define.mjs')).href;
-const builtins = new Set(builtinModules);
 const RUNTIME_CLASSES = new Set(['InvalidInput', 'InvalidOutput', 'Crashed']);
 
 function emit(result) {
@@ -46,8 +45,8 @@ async function main() {
   registerHooks({
     resolve(specifier, resolveContext, nextResolve) {
       if (specifier === '@metnos/executor-sdk/define') return { url: defineUrl, shortCircuit: true };
-      const bare = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
-      if (builtins.has(bare)) return nextResolve(specifier, resolveContext);
+      // isBuiltin also knows the prefix-only modules (node:sqlite, node:test, node:sea).
+      if (isBuiltin(specifier)) return nextResolve(specifier, resolveContext);
       if (specifier === codeUrl || resolveContext.parentURL === undefined) return nextResolve(specifier, resolveContext);
       throw new Error(`import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`);
     },

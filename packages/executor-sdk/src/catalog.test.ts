@@ -362,6 +362,8 @@ describe('versions and rollback', () => {
 
     await catalog.promote('steer', '1.0.0');
     expect(catalog.get('steer')?.version).toBe('1.0.0');
+    expect(catalog.quarantined()).toEqual([]);
+    expect(catalog.list().find((row) => row.version === '1.0.0')).toMatchObject({ state: 'active', current: true, reason: 'signature verified' });
     expect((await readFile(join(root, 'steer', 'CURRENT'), 'utf8')).trim()).toBe('1.0.0');
     const later = open();
     expect((await later.load()).quarantined).toEqual([]);

@@ -566,6 +566,7 @@ export function createCatalog(settings: CatalogSettings) {
       const entry = ledger.executors[name];
       if (entry) entry.current = version;
       defaults.set(name, version);
+      quarantined = quarantined.filter((candidate) => !(candidate.name === name && candidate.artefact === ARTEFACTS.current));
       await saveState();
     },
 

@@ -99,6 +99,13 @@ function executors(markerDir: string): Record<string, Omit<Parameters<typeof wri
       code: executorCode(`const require = createRequire(import.meta.url); return ok({ loaded: typeof require('fs-extra') });`, `import { createRequire } from 'node:module';`),
     },
     imports_dynamic: { code: executorCode(`await import('fs-extra'); return ok({});`) },
+    uses_builtins: {
+      code: executorCode(
+        `const row = new DatabaseSync(':memory:').prepare('select 1 + 1 as two').get();
+        return ok({ two: row.two, sep: path.sep, hash: createHash('sha256').update('x').digest('hex').length });`,
+        `import { DatabaseSync } from 'node:sqlite';\nimport path from 'path';\nimport { createHash } from 'node:crypto';`,
+      ),
+    },
     wants_sandbox: { sandboxToml: sandboxToml({ minTier: 'standard' }) },
     newer_draft: {
       schema: {
@@ -280,6 +287,10 @@ describe('invoking an executor', () => {
       });
     });
   }
+
+  it('lets the code import Node built-ins, with or without the node: prefix, including prefix-only ones', async () => {
+    expect(await invoker.invoke('uses_builtins', {}, options)).toMatchObject({ ok: true, content: { two: 2, sep: '/', hash: 64 } });
+  });
 
   it('answers an unknown executor or version with NotInvocable', async () => {
     expect(await invoker.invoke('nobody', {}, options)).toMatchObject({ ok: false, error: { class: 'NotInvocable' } });
