@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -23,6 +23,10 @@ beforeAll(async () => {
   await writeFile(join(workspace, 'photos', 'cover.jpg'), 'jpg');
   await writeFile(join(workspace, 'photos', '2025', 'beach.png'), 'png!');
   await writeFile(join(workspace, 'photos', '2025', 'summer', 'sea.jpg'), 'jpg');
+});
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
 });
 
 const list = (args: Record<string, unknown>) => executor.invoke(args, { workspace });

@@ -1,8 +1,8 @@
-import { access, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -20,6 +20,10 @@ beforeEach(async () => {
   await writeFile(join(workspace, 'inbox', 'invoice.pdf'), 'invoice');
   await writeFile(join(workspace, 'inbox', 'note.txt'), 'new note');
   await writeFile(join(workspace, 'archive', 'note.txt'), 'old note');
+});
+
+afterEach(async () => {
+  await rm(workspace, { recursive: true, force: true });
 });
 
 const move = (args: Record<string, unknown>) => executor.invoke(args, { workspace });

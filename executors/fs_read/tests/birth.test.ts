@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -21,6 +21,10 @@ beforeAll(async () => {
   await writeFile(join(workspace, 'numbered.txt'), numbered);
   await writeFile(join(workspace, 'big.txt'), 'x'.repeat(5000));
   await symlink('/etc/hostname', join(workspace, 'escape'));
+});
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
 });
 
 const read = (args: Record<string, unknown>) => executor.invoke(args, { workspace });

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -27,6 +27,10 @@ beforeAll(async () => {
     Buffer.from([0x4d, 0x69, 0x6c, 0x61, 0x6e, 0x6f, 0x00, 0x01]),
   );
   await writeFile(join(workspace, 'node_modules', 'dep', 'index.js'), '// Milano\n');
+});
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
 });
 
 const search = (args: Record<string, unknown>) => executor.invoke(args, { workspace });

@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -19,6 +19,11 @@ beforeAll(async () => {
   outside = await mkdtemp(join(tmpdir(), 'metnos-fs-write-outside-'));
   await writeFile(join(workspace, 'todo.md'), '- milk\n');
   await symlink(outside, join(workspace, 'elsewhere'));
+});
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
+  await rm(outside, { recursive: true, force: true });
 });
 
 const write = (args: Record<string, unknown>) => executor.invoke(args, { workspace });

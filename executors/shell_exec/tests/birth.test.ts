@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { birth } from '@metnos/sandbox/birth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const executor = birth(join(import.meta.dirname, '..'));
 
@@ -19,6 +19,10 @@ beforeAll(async () => {
   await writeFile(join(workspace, 'notes.txt'), 'pear\napple\npear\n');
   await writeFile(join(workspace, 'logs', 'app.log'), 'ok\nERROR disk full\nok\n');
   await writeFile(join(workspace, 'big.txt'), 'abcdefghij'.repeat(1000));
+});
+
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
 });
 
 const run = (args: Record<string, unknown>) => executor.invoke(args, { workspace });
