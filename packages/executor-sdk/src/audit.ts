@@ -2,16 +2,16 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Caller } from './context.ts';
 
-/** One audit line: one invocation (or one refusal). */
+/** One audit line: one invocation (or one refusal). Absent values are `null`, so every line has every field. */
 export interface AuditEntry {
   ts: string;
   trace_id: string;
-  turn_id: string | undefined;
+  turn_id: string | null;
   executor: string;
-  version: string | undefined;
+  version: string | null;
   caller: Caller;
   input: Record<string, unknown>;
-  output: { size: number; sha: string | undefined };
+  output: { size: number; sha: string | null };
   duration_ms: number;
   exit: 'ok' | 'error' | 'policy' | 'crash' | 'timeout' | 'refused';
   error_class?: string;

@@ -366,7 +366,14 @@ describe('the audit log', () => {
     // A refusal is audited too, with its input cut down to size.
     await invoker.invoke('greet', { name: long, nested: { a: { b: { c: { d: 'deep' } } } } }, { ...options, traceId: 'trace-refused' });
     const refused = (await auditLines()).find((entry) => entry.trace_id === 'trace-refused')!;
-    expect(refused).toMatchObject({ executor: 'greet', exit: 'policy', error_class: 'InvalidInput', output: { size: 0 } });
+    expect(refused).toMatchObject({ executor: 'greet', exit: 'policy', error_class: 'InvalidInput', output: { size: 0, sha: null } });
+    // Every documented field is on every line, null when there is nothing to say.
+    expect(refused.turn_id).toBeNull();
+    await invoker.invoke('nobody', {}, { ...options, traceId: 'trace-unknown' });
+    const unknown = (await auditLines()).find((entry) => entry.trace_id === 'trace-unknown')!;
+    const documented = ['ts', 'trace_id', 'turn_id', 'executor', 'version', 'caller', 'input', 'output', 'duration_ms', 'exit'];
+    expect(Object.keys(unknown).sort()).toEqual([...documented, 'error_class'].sort());
+    expect(unknown).toMatchObject({ version: null, turn_id: null, output: { size: 0, sha: null }, exit: 'policy' });
     expect(refused.input.name).toBe(`${'é'.repeat(200)}…(500 chars)`);
     expect(refused.input.nested).toEqual({ a: { b: '[object]' } });
   });
@@ -395,12 +402,12 @@ describe('the audit log', () => {
     const entry = (trace: string): AuditEntry => ({
       ts: '2026-01-02T23:59:59.000Z',
       trace_id: trace,
-      turn_id: undefined,
+      turn_id: null,
       executor: 'x',
       version: '1.0.0',
       caller: { kind: 'cli' },
       input: {},
-      output: { size: 0, sha: undefined },
+      output: { size: 0, sha: null },
       duration_ms: 0,
       exit: 'ok',
     });
