@@ -88,7 +88,7 @@ function coverage(target: string, place: Place): { folder: string; wildcard: 'no
  * True when removing (or re-permissioning) `target` recursively would take
  * out the machine, the user's home, or the workspace with its audit ledger.
  */
-function isCriticalTarget(target: string, place: Place): boolean {
+function isCriticalTarget(target: string, place: Place, workspaceCounts = true): boolean {
   const { folder, wildcard } = coverage(target, place);
   if ((SYSTEM_FOLDERS as readonly string[]).includes(folder)) return true;
   for (const anchor of [place.home, place.workspace]) {
@@ -97,7 +97,7 @@ function isCriticalTarget(target: string, place: Place): boolean {
   }
   if (folder === place.home) return true;
   // `rm -rf *` inside the workspace spares the hidden `.audit`; the workspace itself or `.*` does not
-  return folder === place.workspace && wildcard !== 'visible';
+  return workspaceCounts && folder === place.workspace && wildcard !== 'visible';
 }
 
 function shortFlags(word: string): string {
@@ -161,7 +161,8 @@ function inspectCommand(command: SimpleCommand, place: Place): DestructivePatter
       starts.push(arg);
     }
     const deletes = args.includes('-delete') || args.some((arg, index) => /^-exec(dir)?$/.test(arg) && ['rm', 'shred'].includes(posix.basename(args[index + 1] ?? '')));
-    if (deletes && starts.some((start) => isCriticalTarget(start, place))) return 'find -delete on /, ~ or a system folder';
+    // `find . -name '*.tmp' -delete` is ordinary workspace cleaning; the workspace itself is not a critical start
+    if (deletes && starts.some((start) => isCriticalTarget(start, place, false))) return 'find -delete on /, ~ or a system folder';
   }
   if (name.startsWith('mkfs') || name === 'mke2fs') return 'mkfs (formats a file system)';
   if (name === 'wipefs' || name === 'blkdiscard') return 'wipefs or blkdiscard (erases a device)';
@@ -191,8 +192,9 @@ function escapeRegExp(text: string): string {
  * `fork while fork`, a `while True: os.fork()` loop, batch `%0|%0`.
  */
 export function looksLikeForkBomb(text: string): boolean {
-  if (/fork\s*while\s*fork/.test(text) || /%0\s*\|\s*%0/.test(text)) return true;
-  if (/while\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)/.test(text)) return true;
+  if (text.includes('fork') && (/fork\s*while\s*fork/.test(text) || /while\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)/.test(text))) return true;
+  if (/%0\s*\|\s*%0/.test(text)) return true;
+  if (!text.includes('{') || !/[&|]/.test(text)) return false;
   const definitions = /(?:function\s+)?([^\s(){};|&]+)\s*(?:\(\s*\))?\s*\{([^}]*)\}/g;
   for (const match of text.matchAll(definitions)) {
     const name = match[1]!;

@@ -45,6 +45,11 @@ export function createGuard(): Guard {
       if (found.truncated) {
         return { ok: false, rule: 'unreadable arguments', reason: 'the arguments are too deep or too large to inspect' };
       }
+      // for code:exec the command pattern is the more telling reason, so it is checked first
+      if (hasCodeExec(call.executor.capabilities)) {
+        const pattern = destructiveCommand(found, context);
+        if (pattern) return { ok: false, rule: pattern, reason: `destructive command for a code:exec executor (${pattern})` };
+      }
       const rules = forbiddenRules(context);
       for (const entry of found.strings) {
         const rule = mentionedRule(entry.text, rules, context);
@@ -52,10 +57,6 @@ export function createGuard(): Guard {
           const what = entry.role === 'key' ? (entry.text === entry.field ? 'an argument key' : `a key inside ${fieldPhrase(entry.field)}`) : fieldPhrase(entry.field);
           return { ok: false, rule: rule.label, reason: `${what} mentions a forbidden path (${rule.label})` };
         }
-      }
-      if (hasCodeExec(call.executor.capabilities)) {
-        const pattern = destructiveCommand(found, context);
-        if (pattern) return { ok: false, rule: pattern, reason: `destructive command for a code:exec executor (${pattern})` };
       }
       return { ok: true };
     },

@@ -133,6 +133,7 @@ export function pathsIn(text: string, context: { home: string; workspace: string
   const home = posix.resolve(context.home);
   const workspace = posix.resolve(context.workspace);
   const paths = new Set<string>();
+  const tokens = new Set<string>();
   const marks: [string, string][] = [
     [home, HOME_MARK],
     [workspace, WORKSPACE_MARK],
@@ -141,15 +142,15 @@ export function pathsIn(text: string, context: { home: string; workspace: string
   for (const reading of readings(text)) {
     let marked = reading.replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, HOME_MARK);
     for (const [path, mark] of marks) if (path !== '/') marked = marked.split(path).join(mark);
-    const tokens = new Set(SEPARATORS.flatMap((separators) => marked.split(separators)));
-    for (const raw of tokens) {
-      if (raw === '') continue;
-      let token = raw.replace(/^\/+(?=~)/, '');
-      if (token === '~' || token.startsWith('~/')) token = HOME_MARK + token.slice(1);
-      else if (token === '~root' || token.startsWith('~root/')) token = `/root${token.slice(5)}`;
-      token = token.split(HOME_MARK).join(home).split(WORKSPACE_MARK).join(workspace);
-      paths.add(posix.resolve(workspace, token));
-    }
+    for (const separators of marked.includes('[') ? SEPARATORS : SEPARATORS.slice(0, 1)) for (const token of marked.split(separators)) tokens.add(token);
+  }
+  for (const raw of tokens) {
+    if (raw === '') continue;
+    let token = raw.replace(/^\/+(?=~)/, '');
+    if (token === '~' || token.startsWith('~/')) token = HOME_MARK + token.slice(1);
+    else if (token === '~root' || token.startsWith('~root/')) token = `/root${token.slice(5)}`;
+    token = token.split(HOME_MARK).join(home).split(WORKSPACE_MARK).join(workspace);
+    paths.add(posix.resolve(workspace, token));
   }
   return [...paths];
 }

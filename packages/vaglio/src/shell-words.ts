@@ -6,6 +6,8 @@ export interface SimpleCommand {
 }
 
 const OPERATORS = new Set([';', '&', '|', '\n', '(', ')', '`']);
+/** A run of characters with no meaning to the reader, taken in one step. */
+const PLAIN_RUN = /[^\s'"\\$~<>;&|()`]+/y;
 
 /**
  * Splits shell text into simple commands, the way a POSIX shell would read
@@ -135,9 +137,11 @@ export function parseShell(text: string, expand: (name: string) => string): Simp
       index++;
       continue;
     }
-    word += char;
+    PLAIN_RUN.lastIndex = index;
+    const run = PLAIN_RUN.exec(text);
+    word += run ? run[0] : char;
     inWord = true;
-    index++;
+    index += run ? run[0].length : 1;
   }
   endCommand();
   return commands;
