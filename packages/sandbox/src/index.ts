@@ -1,5 +1,5 @@
 export { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
-export { birth, sharedSandboxRunner } from './birth.ts';
+export { type BirthOptions, birth, sharedSandboxRunner } from './birth.ts';
 export { type DomainRule, domainAllowed, isInternalAddress, parseDomainRule } from './domains.ts';
 export { type EgressProxy, type EgressProxySettings, type Lookup, startEgressProxy } from './egress-proxy.ts';
 export { SandboxError } from './errors.ts';
