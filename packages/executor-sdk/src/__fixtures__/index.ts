@@ -3,17 +3,19 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * Creates temp folders for one test file and removes them after its tests.
- * Also points `METNOS_CONFIG_DIR` at a private folder, so nothing a test does
- * can reach the user's `~/.config/metnos`.
+ * Also points `METNOS_CONFIG_DIR` at a private folder for the whole file, so
+ * nothing a test does can reach the user's `~/.config/metnos`.
  */
 export function useTempDirs(prefix = 'metnos-sdk-test-') {
   const made: string[] = [];
   const previousConfig = process.env.METNOS_CONFIG_DIR;
-  let configDir: string | undefined;
+  beforeAll(async () => {
+    process.env.METNOS_CONFIG_DIR = await make('config-');
+  });
   afterAll(async () => {
     if (previousConfig === undefined) delete process.env.METNOS_CONFIG_DIR;
     else process.env.METNOS_CONFIG_DIR = previousConfig;
@@ -28,7 +30,7 @@ export function useTempDirs(prefix = 'metnos-sdk-test-') {
     make,
     /** A fresh config dir, also exported as `METNOS_CONFIG_DIR` for code that reads the default. */
     async config(): Promise<string> {
-      configDir = await make('config-');
+      const configDir = await make('config-');
       process.env.METNOS_CONFIG_DIR = configDir;
       return configDir;
     },
