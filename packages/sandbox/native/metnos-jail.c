@@ -215,8 +215,8 @@ static void apply_seccomp(int allow_unix) {
       "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "unshare", "setns",
       "perf_event_open", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
       "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl",
-      "lookup_dcookie", "iopl", "ioperm", "vhangup", "personality", "uselib", "add_key", "fanotify_init",
-      "landlock_create_ruleset", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+      "lookup_dcookie", "iopl", "ioperm", "vhangup", "personality", "uselib", "fanotify_init", "pidfd_getfd",
+      "kcmp", "landlock_create_ruleset", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
   };
   for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) deny(filter, seccomp_syscall_resolve_name(denied[i]));
   const uint64_t namespace_flags = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -209,6 +209,10 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     const workspace = resolve(context.workspace);
     const forbidden = forbiddenSet({ homes, workspace });
+    if (declared.fs.write.some((entry) => /^\$WORKSPACE(\/|$)/.test(entry))) {
+      // a fresh workspace does not exist yet; inside the sandbox nothing could create it
+      await mkdir(workspace, { recursive: true, mode: 0o700 });
+    }
     const tmpDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-call-'));
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
