@@ -78,7 +78,8 @@ export function parseRetryAfter(headers: Record<string, string | undefined>, now
   const value = lower['retry-after']?.trim();
   if (value === undefined || value === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const date = Date.parse(value);
+  // An HTTP date starts with a day name ("Mon, 27 Apr 2026 10:00:20 GMT"); anything else is noise.
+  const date = /^[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
