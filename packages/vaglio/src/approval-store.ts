@@ -44,7 +44,9 @@ export type ApprovalFailureReason =
   | 'not_approved';
 
 /** The outcome of `approve` or `check`: data, never an exception. */
-export type ApprovalResult = ({ ok: true } & PendingApproval) | { ok: false; reason: ApprovalFailureReason; message: string };
+export type ApprovalResult =
+  | ({ ok: true } & PendingApproval)
+  | { ok: false; reason: ApprovalFailureReason; message: string };
 
 /**
  * Somewhere to keep approvals between processes: `load` once at start, `save`
@@ -119,26 +121,46 @@ export function createFileApprovalDb(path: string): ApprovalDb {
         text = await readFile(path, 'utf8');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw new ApprovalStoreError({ message: `cannot read the approval store ${path}`, path, cause: error });
+        throw new ApprovalStoreError({
+          message: `cannot read the approval store ${path}`,
+          path,
+          cause: error,
+        });
       }
       let value: unknown;
       try {
         value = JSON.parse(text);
       } catch (error) {
-        throw new ApprovalStoreError({ message: `${path} is not JSON; move it away to start an empty approval store`, path, cause: error });
+        throw new ApprovalStoreError({
+          message: `${path} is not JSON; move it away to start an empty approval store`,
+          path,
+          cause: error,
+        });
       }
       const parsed = fileSchema.safeParse(value);
-      if (!parsed.success) throw new ApprovalStoreError({ message: `${path} is not a Metnos approval store`, path, cause: parsed.error });
+      if (!parsed.success)
+        throw new ApprovalStoreError({
+          message: `${path} is not a Metnos approval store`,
+          path,
+          cause: parsed.error,
+        });
       return parsed.data.approvals;
     },
     async save(records) {
       const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
       try {
         await mkdir(dirname(path), { recursive: true });
-        await writeFile(temp, `${JSON.stringify({ version: 1, approvals: records }, null, 2)}\n`, { mode: 0o600, flush: true });
+        await writeFile(temp, `${JSON.stringify({ version: 1, approvals: records }, null, 2)}\n`, {
+          mode: 0o600,
+          flush: true,
+        });
         await rename(temp, path);
       } catch (error) {
-        throw new ApprovalStoreError({ message: `cannot write the approval store ${path}`, path, cause: error });
+        throw new ApprovalStoreError({
+          message: `cannot write the approval store ${path}`,
+          path,
+          cause: error,
+        });
       }
     },
   };
@@ -190,11 +212,16 @@ export function createApprovalStore(settings: ApprovalStoreSettings = {}): Appro
   }
 
   /** The reason `call` may not use `record` now, if any, before looking at its state. */
-  function mismatch(record: ApprovalRecord, call: ProposedCall, now: number): ApprovalFailureReason | undefined {
+  function mismatch(
+    record: ApprovalRecord,
+    call: ProposedCall,
+    now: number,
+  ): ApprovalFailureReason | undefined {
     if (record.state === 'used') return 'already_used';
     if (record.state === 'denied') return 'denied';
     if (now >= Date.parse(record.expiresAt)) return 'expired';
-    if (record.executor !== call.executor.name || record.version !== call.executor.version) return 'different_executor';
+    if (record.executor !== call.executor.name || record.version !== call.executor.version)
+      return 'different_executor';
     if (record.callHash !== callHash(call)) return 'different_call';
     return undefined;
   }
@@ -206,7 +233,8 @@ export function createApprovalStore(settings: ApprovalStoreSettings = {}): Appro
       prune(now);
       const hash = callHash(call);
       for (const record of records.values()) {
-        if (record.callHash === hash && record.state === 'pending' && now < Date.parse(record.expiresAt)) return pendingOf(record);
+        if (record.callHash === hash && record.state === 'pending' && now < Date.parse(record.expiresAt))
+          return pendingOf(record);
       }
       const record: ApprovalRecord = {
         id: ids(),

@@ -28,7 +28,17 @@ export interface ArgumentInventory {
   truncated: boolean;
 }
 
-const COMMAND_KEYS = new Set(['command', 'cmd', 'program', 'executable', 'exe', 'bin', 'binary', 'shell', 'script']);
+const COMMAND_KEYS = new Set([
+  'command',
+  'cmd',
+  'program',
+  'executable',
+  'exe',
+  'bin',
+  'binary',
+  'shell',
+  'script',
+]);
 
 /**
  * Reads every key and string value of `args`, at any depth. Cycles are
@@ -58,7 +68,8 @@ export function inventory(args: unknown): ArgumentInventory {
     if (typeof value !== 'object' || value === null || seen.has(value)) return;
     seen.add(value);
     if (Array.isArray(value)) {
-      if (value.length > 0 && value.every((item) => typeof item === 'string')) wordLists.push({ words: value, field: field ?? '' });
+      if (value.length > 0 && value.every((item) => typeof item === 'string'))
+        wordLists.push({ words: value, field: field ?? '' });
       for (const item of value) visit(item, depth + 1, field);
       return;
     }

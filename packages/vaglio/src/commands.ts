@@ -42,12 +42,55 @@ export const SYSTEM_FOLDERS = [
 ] as const;
 
 /** Device files that are safe to write to. */
-const HARMLESS_DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty'];
+const HARMLESS_DEVICES = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/full',
+  '/dev/random',
+  '/dev/urandom',
+  '/dev/stdout',
+  '/dev/stderr',
+  '/dev/stdin',
+  '/dev/tty',
+];
 
 /** Words that run the command after them: skipped to find the real program. */
-const WRAPPERS = new Set(['sudo', 'doas', 'env', 'nice', 'nohup', 'time', 'command', 'builtin', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'busybox', 'chrt', 'setsid', 'unbuffer']);
+const WRAPPERS = new Set([
+  'sudo',
+  'doas',
+  'env',
+  'nice',
+  'nohup',
+  'time',
+  'command',
+  'builtin',
+  'exec',
+  'xargs',
+  'timeout',
+  'stdbuf',
+  'ionice',
+  'busybox',
+  'chrt',
+  'setsid',
+  'unbuffer',
+]);
 /** Wrapper options that take a separate value (`sudo -u root`, `nice -n 5`). */
-const WRAPPER_OPTIONS_WITH_VALUE = new Set(['-u', '-g', '-n', '-c', '-p', '-C', '-s', '-k', '-I', '-L', '-P', '-d', '-a', '-E']);
+const WRAPPER_OPTIONS_WITH_VALUE = new Set([
+  '-u',
+  '-g',
+  '-n',
+  '-c',
+  '-p',
+  '-C',
+  '-s',
+  '-k',
+  '-I',
+  '-L',
+  '-P',
+  '-d',
+  '-a',
+  '-E',
+]);
 
 const MAX_NESTING = 3;
 
@@ -148,11 +191,13 @@ function inspectCommand(command: SimpleCommand, place: Place): DestructivePatter
   const recursive = args.some((arg) => /[rR]/.test(shortFlags(arg)) || arg === '--recursive');
   if (name === 'rm') {
     if (args.includes('--no-preserve-root')) return 'rm --no-preserve-root';
-    if (recursive && operands(args).some((target) => isCriticalTarget(target, place))) return 'rm -r on /, ~ or a system folder';
+    if (recursive && operands(args).some((target) => isCriticalTarget(target, place)))
+      return 'rm -r on /, ~ or a system folder';
   }
   if (['chmod', 'chown', 'chgrp'].includes(name)) {
     const chRecursive = args.some((arg) => shortFlags(arg).includes('R') || arg === '--recursive');
-    if (chRecursive && operands(args).some((target) => isCriticalTarget(target, place))) return 'recursive chmod/chown on /, ~ or a system folder';
+    if (chRecursive && operands(args).some((target) => isCriticalTarget(target, place)))
+      return 'recursive chmod/chown on /, ~ or a system folder';
   }
   if (name === 'find') {
     const starts: string[] = [];
@@ -160,9 +205,15 @@ function inspectCommand(command: SimpleCommand, place: Place): DestructivePatter
       if (arg.startsWith('-') || arg === '(' || arg === '!') break;
       starts.push(arg);
     }
-    const deletes = args.includes('-delete') || args.some((arg, index) => /^-exec(dir)?$/.test(arg) && ['rm', 'shred'].includes(posix.basename(args[index + 1] ?? '')));
+    const deletes =
+      args.includes('-delete') ||
+      args.some(
+        (arg, index) =>
+          /^-exec(dir)?$/.test(arg) && ['rm', 'shred'].includes(posix.basename(args[index + 1] ?? '')),
+      );
     // `find . -name '*.tmp' -delete` is ordinary workspace cleaning; the workspace itself is not a critical start
-    if (deletes && starts.some((start) => isCriticalTarget(start, place, false))) return 'find -delete on /, ~ or a system folder';
+    if (deletes && starts.some((start) => isCriticalTarget(start, place, false)))
+      return 'find -delete on /, ~ or a system folder';
   }
   if (name.startsWith('mkfs') || name === 'mke2fs') return 'mkfs (formats a file system)';
   if (name === 'wipefs' || name === 'blkdiscard') return 'wipefs or blkdiscard (erases a device)';
@@ -176,7 +227,8 @@ function inspectCommand(command: SimpleCommand, place: Place): DestructivePatter
   if (name === 'shred' || name === 'tee') {
     for (const target of operands(args)) {
       const path = posix.resolve(place.workspace, target);
-      if (path.startsWith('/dev/') && !isHarmlessDevice(path)) return name === 'shred' ? 'shred on a device' : 'output redirected to a device';
+      if (path.startsWith('/dev/') && !isHarmlessDevice(path))
+        return name === 'shred' ? 'shred on a device' : 'output redirected to a device';
     }
   }
   return undefined;
@@ -192,14 +244,20 @@ function escapeRegExp(text: string): string {
  * `fork while fork`, a `while True: os.fork()` loop, batch `%0|%0`.
  */
 export function looksLikeForkBomb(text: string): boolean {
-  if (text.includes('fork') && (/fork\s*while\s*fork/.test(text) || /while\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)/.test(text))) return true;
+  if (
+    text.includes('fork') &&
+    (/fork\s*while\s*fork/.test(text) ||
+      /while\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)/.test(text))
+  )
+    return true;
   if (/%0\s*\|\s*%0/.test(text)) return true;
   if (!text.includes('{') || !/[&|]/.test(text)) return false;
   const definitions = /(?:function\s+)?([^\s(){};|&]+)\s*(?:\(\s*\))?\s*\{([^}]*)\}/g;
   for (const match of text.matchAll(definitions)) {
     const name = match[1]!;
     const body = match[2]!;
-    const calls = body.match(new RegExp(`(?:^|[\\s|&;])${escapeRegExp(name)}(?=$|[\\s|&;])`, 'g'))?.length ?? 0;
+    const calls =
+      body.match(new RegExp(`(?:^|[\\s|&;])${escapeRegExp(name)}(?=$|[\\s|&;])`, 'g'))?.length ?? 0;
     if (calls >= 2 && /[&|]/.test(body)) return true;
   }
   return false;
@@ -211,7 +269,11 @@ function inspectText(text: string, place: Place, depth: number): DestructivePatt
   return inspectCommands(commands, place, depth);
 }
 
-function inspectCommands(commands: SimpleCommand[], place: Place, depth: number): DestructivePattern | undefined {
+function inspectCommands(
+  commands: SimpleCommand[],
+  place: Place,
+  depth: number,
+): DestructivePattern | undefined {
   for (const command of commands) {
     const found = inspectCommand(command, place);
     if (found) return found;
@@ -236,7 +298,10 @@ function inspectCommands(commands: SimpleCommand[], place: Place, depth: number)
  * @example
  * destructiveCommand(inventory({ command: 'rm', args: ['-rf', '~'] }), { home: '/home/ada', workspace: '/w' }); // 'rm -r on /, ~ or a system folder'
  */
-export function destructiveCommand(found: ArgumentInventory, context: { home: string; workspace: string }): DestructivePattern | undefined {
+export function destructiveCommand(
+  found: ArgumentInventory,
+  context: { home: string; workspace: string },
+): DestructivePattern | undefined {
   const place = { home: posix.resolve(context.home), workspace: posix.resolve(context.workspace) };
   for (const entry of found.strings) {
     if (entry.role !== 'value') continue;
@@ -244,7 +309,9 @@ export function destructiveCommand(found: ArgumentInventory, context: { home: st
     if (hit) return hit;
   }
   for (const list of found.wordLists) {
-    const hit = inspectCommands([{ words: list.words, redirects: [] }], place, 0) ?? inspectText(list.words.join(' '), place, 0);
+    const hit =
+      inspectCommands([{ words: list.words, redirects: [] }], place, 0) ??
+      inspectText(list.words.join(' '), place, 0);
     if (hit) return hit;
   }
   return inspectText(found.joined, place, 0);

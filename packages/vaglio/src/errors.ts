@@ -26,7 +26,9 @@ export class VaglioSettingsError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is VaglioSettingsError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[settingsMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[settingsMarker] === true
+    );
   }
 }
 
@@ -52,7 +54,10 @@ export class ApprovalStoreError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is ApprovalStoreError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[approvalStoreMarker] === true;
+    return (
+      MetnosError.isInstance(error) &&
+      (error as unknown as Record<symbol, unknown>)[approvalStoreMarker] === true
+    );
   }
 }
 
@@ -71,12 +76,19 @@ export class VerdictLogError extends MetnosError {
   readonly file: string;
 
   constructor(settings: { file: string; cause?: unknown }) {
-    super({ code: 'vaglio_log', message: `cannot append to the vaglio log ${settings.file}`, cause: settings.cause });
+    super({
+      code: 'vaglio_log',
+      message: `cannot append to the vaglio log ${settings.file}`,
+      cause: settings.cause,
+    });
     this.name = 'VerdictLogError';
     this.file = settings.file;
   }
 
   static override isInstance(error: unknown): error is VerdictLogError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[verdictLogMarker] === true;
+    return (
+      MetnosError.isInstance(error) &&
+      (error as unknown as Record<symbol, unknown>)[verdictLogMarker] === true
+    );
   }
 }

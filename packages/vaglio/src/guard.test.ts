@@ -6,11 +6,19 @@ import type { EvaluationContext, ExecutorContract } from './types.ts';
 const context: EvaluationContext = { home: '/home/ada', workspace: '/home/ada/metnos' };
 const guard = createGuard();
 
-function check(args: unknown, executor: ExecutorContract = EXECUTORS.fs_read, where: EvaluationContext = context) {
+function check(
+  args: unknown,
+  executor: ExecutorContract = EXECUTORS.fs_read,
+  where: EvaluationContext = context,
+) {
   return guard.check(proposedCall({ executor, args }), where);
 }
 
-function blockedRule(args: unknown, executor?: ExecutorContract, where?: EvaluationContext): string | undefined {
+function blockedRule(
+  args: unknown,
+  executor?: ExecutorContract,
+  where?: EvaluationContext,
+): string | undefined {
   const result = check(args, executor, where);
   return result.ok ? undefined : result.rule;
 }
@@ -22,10 +30,26 @@ const FORBIDDEN: { rule: string; absolute: string; home?: string }[] = [
   { rule: '~/.gnupg', absolute: '/home/ada/.gnupg/private-keys-v1.d', home: '.gnupg/private-keys-v1.d' },
   { rule: '~/.aws', absolute: '/home/ada/.aws/credentials', home: '.aws/credentials' },
   { rule: '~/.aws', absolute: '/home/ada/.aws/config', home: '.aws/config' },
-  { rule: '~/.config/metnos', absolute: '/home/ada/.config/metnos/keys/signing.key', home: '.config/metnos/keys/signing.key' },
-  { rule: '~/.config/myclaw', absolute: '/home/ada/.config/myclaw/vault.json', home: '.config/myclaw/vault.json' },
-  { rule: '~/.config/*/credentials.env', absolute: '/home/ada/.config/telegram/credentials.env', home: '.config/telegram/credentials.env' },
-  { rule: '<workspace>/.audit', absolute: '/home/ada/metnos/.audit/2026-04.jsonl', home: 'metnos/.audit/2026-04.jsonl' },
+  {
+    rule: '~/.config/metnos',
+    absolute: '/home/ada/.config/metnos/keys/signing.key',
+    home: '.config/metnos/keys/signing.key',
+  },
+  {
+    rule: '~/.config/myclaw',
+    absolute: '/home/ada/.config/myclaw/vault.json',
+    home: '.config/myclaw/vault.json',
+  },
+  {
+    rule: '~/.config/*/credentials.env',
+    absolute: '/home/ada/.config/telegram/credentials.env',
+    home: '.config/telegram/credentials.env',
+  },
+  {
+    rule: '<workspace>/.audit',
+    absolute: '/home/ada/metnos/.audit/2026-04.jsonl',
+    home: 'metnos/.audit/2026-04.jsonl',
+  },
   { rule: '/etc/passwd', absolute: '/etc/passwd' },
   { rule: '/etc/shadow', absolute: '/etc/shadow' },
   { rule: '/etc/shadow', absolute: '/etc/shadow-' },
@@ -73,6 +97,7 @@ describe('guard: forbidden paths', () => {
         expect(blockedRule({ path: encodeURIComponent(absolute).replace(/%2F/g, '%252F') })).toBe(rule);
       });
       if (home !== undefined) {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
         it('is refused in its ~, $HOME and ${HOME} forms', () => {
           expect(blockedRule({ path: `~/${home}` })).toBe(rule);
           expect(blockedRule({ path: `$HOME/${home}` })).toBe(rule);
@@ -153,10 +178,13 @@ describe('guard: forbidden paths', () => {
     const result = check({ command: secret });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).not.toContain('Sup3rS3cret');
-    const byKey = check({ ['~/.ssh/id_rsa']: true });
+    const byKey = check({ '~/.ssh/id_rsa': true });
     expect(byKey).toMatchObject({ ok: false, reason: 'an argument key mentions a forbidden path (~/.ssh)' });
     const nested = check({ options: { '/etc/shadow': 1 } });
-    expect(nested).toMatchObject({ ok: false, reason: 'a key inside argument "options" mentions a forbidden path (/etc/shadow)' });
+    expect(nested).toMatchObject({
+      ok: false,
+      reason: 'a key inside argument "options" mentions a forbidden path (/etc/shadow)',
+    });
   });
 
   it('fails closed on arguments too deep to read', () => {
@@ -166,7 +194,8 @@ describe('guard: forbidden paths', () => {
   });
 
   it('applies to every executor, not only code:exec', () => {
-    for (const executor of Object.values(EXECUTORS)) expect(blockedRule({ path: '~/.ssh/id_rsa' }, executor)).toBe('~/.ssh');
+    for (const executor of Object.values(EXECUTORS))
+      expect(blockedRule({ path: '~/.ssh/id_rsa' }, executor)).toBe('~/.ssh');
   });
 });
 
@@ -183,6 +212,7 @@ describe('guard: destructive commands (code:exec only)', () => {
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/*' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf $HOME' }],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf "${HOME}"/*' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf /home/ada' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/..' }],
@@ -224,16 +254,30 @@ describe('guard: destructive commands (code:exec only)', () => {
   ];
 
   it.each(DESTRUCTIVE)('refuses %s: %j', (pattern, args) => {
-    expect(check(args, shell)).toEqual({ ok: false, rule: pattern, reason: `destructive command for a code:exec executor (${pattern})` });
+    expect(check(args, shell)).toEqual({
+      ok: false,
+      rule: pattern,
+      reason: `destructive command for a code:exec executor (${pattern})`,
+    });
   });
 
   it('refuses destructive commands on devices that are not forbidden mentions', () => {
-    expect(check({ command: 'dd if=/dev/zero of=/dev/loop0' }, shell)).toMatchObject({ ok: false, rule: 'dd writing to a device' });
-    expect(check({ command: 'echo hi > /dev/tcp/10.0.0.1/80' }, shell)).toMatchObject({ ok: false, rule: 'output redirected to a device' });
+    expect(check({ command: 'dd if=/dev/zero of=/dev/loop0' }, shell)).toMatchObject({
+      ok: false,
+      rule: 'dd writing to a device',
+    });
+    expect(check({ command: 'echo hi > /dev/tcp/10.0.0.1/80' }, shell)).toMatchObject({
+      ok: false,
+      rule: 'output redirected to a device',
+    });
   });
 
   it('applies the patterns only to code:exec executors', () => {
-    const harmlessText = [{ content: 'Note to self: never run rm -rf / or :(){ :|:& };: on the server' }, { content: 'chmod -R 777 / is a bad idea' }, { text: 'mkfs.ext4 formats' }];
+    const harmlessText = [
+      { content: 'Note to self: never run rm -rf / or :(){ :|:& };: on the server' },
+      { content: 'chmod -R 777 / is a bad idea' },
+      { text: 'mkfs.ext4 formats' },
+    ];
     for (const args of harmlessText) {
       expect(check(args, EXECUTORS.fs_write)).toEqual({ ok: true });
       expect(check(args, shell).ok).toBe(false);

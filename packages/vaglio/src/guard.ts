@@ -18,7 +18,9 @@ export interface Guard {
 }
 
 function hasCodeExec(capabilities: readonly string[]): boolean {
-  return capabilities.some((capability) => capability === CODE_EXEC || capability.startsWith(`${CODE_EXEC}:`));
+  return capabilities.some(
+    (capability) => capability === CODE_EXEC || capability.startsWith(`${CODE_EXEC}:`),
+  );
 }
 
 /** Names a top-level field only when it is a plain identifier: an odd key may itself carry data. */
@@ -43,18 +45,32 @@ export function createGuard(): Guard {
     check(call, context) {
       const found = inventory(call.args);
       if (found.truncated) {
-        return { ok: false, rule: 'unreadable arguments', reason: 'the arguments are too deep or too large to inspect' };
+        return {
+          ok: false,
+          rule: 'unreadable arguments',
+          reason: 'the arguments are too deep or too large to inspect',
+        };
       }
       // for code:exec the command pattern is the more telling reason, so it is checked first
       if (hasCodeExec(call.executor.capabilities)) {
         const pattern = destructiveCommand(found, context);
-        if (pattern) return { ok: false, rule: pattern, reason: `destructive command for a code:exec executor (${pattern})` };
+        if (pattern)
+          return {
+            ok: false,
+            rule: pattern,
+            reason: `destructive command for a code:exec executor (${pattern})`,
+          };
       }
       const rules = forbiddenRules(context);
       for (const entry of found.strings) {
         const rule = mentionedRule(entry.text, rules, context);
         if (rule) {
-          const what = entry.role === 'key' ? (entry.text === entry.field ? 'an argument key' : `a key inside ${fieldPhrase(entry.field)}`) : fieldPhrase(entry.field);
+          const what =
+            entry.role === 'key'
+              ? entry.text === entry.field
+                ? 'an argument key'
+                : `a key inside ${fieldPhrase(entry.field)}`
+              : fieldPhrase(entry.field);
           return { ok: false, rule: rule.label, reason: `${what} mentions a forbidden path (${rule.label})` };
         }
       }

@@ -24,7 +24,14 @@ export {
   type LlmJudgeSettings,
   parseJudgeAnswer,
 } from './llm-judge.ts';
-export { ACCOUNT_FILES, BLOCK_DEVICES, type ForbiddenRule, forbiddenRules, HOME_FORBIDDEN, SYSTEM_FORBIDDEN } from './paths.ts';
+export {
+  ACCOUNT_FILES,
+  BLOCK_DEVICES,
+  type ForbiddenRule,
+  forbiddenRules,
+  HOME_FORBIDDEN,
+  SYSTEM_FORBIDDEN,
+} from './paths.ts';
 export {
   createRulesJudge,
   DEFAULT_RULES_WEIGHTS,
@@ -43,5 +50,11 @@ export type {
   ProposedCall,
   Verdict,
 } from './types.ts';
-export { createVaglio, needsConfirmation, type PlanVerdict, type Vaglio, type VaglioSettings } from './vaglio.ts';
+export {
+  createVaglio,
+  needsConfirmation,
+  type PlanVerdict,
+  type Vaglio,
+  type VaglioSettings,
+} from './vaglio.ts';
 export { createVerdictLog, type VerdictLog, type VerdictLogEntry } from './verdict-log.ts';

@@ -82,10 +82,19 @@ export function parseJudgeAnswer(answer: string): Judgement {
   }
   const parsed = judgeAnswerSchema.safeParse(value);
   if (!parsed.success) {
-    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || 'answer'))].join(', ');
-    return { ok: false, failure: 'unreadable', reason: `the judge's answer was unreadable (invalid ${fields})` };
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || 'answer'))].join(
+      ', ',
+    );
+    return {
+      ok: false,
+      failure: 'unreadable',
+      reason: `the judge's answer was unreadable (invalid ${fields})`,
+    };
   }
-  const reason = parsed.data.reason.length > MAX_REASON ? `${parsed.data.reason.slice(0, MAX_REASON)}…` : parsed.data.reason;
+  const reason =
+    parsed.data.reason.length > MAX_REASON
+      ? `${parsed.data.reason.slice(0, MAX_REASON)}…`
+      : parsed.data.reason;
   return { ok: true, score: parsed.data.score, reason };
 }
 
@@ -112,8 +121,10 @@ export function createLlmJudge(settings: LlmJudgeSettings): Judge {
       });
       try {
         const answer = await Promise.race([Promise.resolve().then(() => settings.model(prompt)), timeout]);
-        if (answer === timedOut) return { ok: false, failure: 'timeout', reason: `the judge did not answer within ${timeoutMs} ms` };
-        if (typeof answer !== 'string') return { ok: false, failure: 'unreadable', reason: "the judge's answer was unreadable (not text)" };
+        if (answer === timedOut)
+          return { ok: false, failure: 'timeout', reason: `the judge did not answer within ${timeoutMs} ms` };
+        if (typeof answer !== 'string')
+          return { ok: false, failure: 'unreadable', reason: "the judge's answer was unreadable (not text)" };
         return parseJudgeAnswer(answer);
       } catch {
         return { ok: false, failure: 'model_error', reason: 'the judge model failed to answer' };

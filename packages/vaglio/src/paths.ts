@@ -23,7 +23,15 @@ export const ACCOUNT_FILES = ['/etc/passwd', '/etc/shadow', '/etc/gshadow', '/et
 /** Block-device prefixes under `/dev`. */
 export const BLOCK_DEVICES = ['sd', 'hd', 'vd', 'xvd', 'nvme', 'mmcblk', 'disk/'] as const;
 
-const DEVICE_SAMPLES = ['/dev/sda', '/dev/hda', '/dev/vda', '/dev/xvda', '/dev/nvme0n1', '/dev/mmcblk0', '/dev/disk/by-id'];
+const DEVICE_SAMPLES = [
+  '/dev/sda',
+  '/dev/hda',
+  '/dev/vda',
+  '/dev/xvda',
+  '/dev/nvme0n1',
+  '/dev/mmcblk0',
+  '/dev/disk/by-id',
+];
 
 /** True when `path` is `root` or inside it. */
 export function isWithin(path: string, root: string): boolean {
@@ -48,7 +56,11 @@ export function forbiddenRules(context: { home: string; workspace: string }): Fo
   const configDir = posix.join(home, '.config');
   rules.push({
     label: '~/.config/*/credentials.env',
-    matches: (path) => isWithin(path, configDir) && path !== configDir && posix.basename(path) === 'credentials.env' && posix.dirname(path) !== configDir,
+    matches: (path) =>
+      isWithin(path, configDir) &&
+      path !== configDir &&
+      posix.basename(path) === 'credentials.env' &&
+      posix.dirname(path) !== configDir,
     samples: [posix.join(configDir, 'x', 'credentials.env')],
   });
   rules.push(tree('<workspace>/.audit', posix.join(workspace, '.audit')));
@@ -57,7 +69,12 @@ export function forbiddenRules(context: { home: string; workspace: string }): Fo
     rules.push(tree(root, root));
   }
   for (const file of ACCOUNT_FILES) {
-    rules.push({ label: file, matches: (path) => path === file || (path.startsWith(file) && /^[^A-Za-z0-9_]/.test(path.slice(file.length))), samples: [file] });
+    rules.push({
+      label: file,
+      matches: (path) =>
+        path === file || (path.startsWith(file) && /^[^A-Za-z0-9_]/.test(path.slice(file.length))),
+      samples: [file],
+    });
   }
   rules.push({
     label: '/dev block devices',
@@ -77,7 +94,9 @@ const MAX_VARIANTS = 64;
 export function percentDecode(text: string): string {
   let current = text;
   for (let round = 0; round < 3 && current.includes('%'); round++) {
-    const next = current.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    const next = current.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
     if (next === current) break;
     current = next;
   }
@@ -142,7 +161,8 @@ export function pathsIn(text: string, context: { home: string; workspace: string
   for (const reading of readings(text)) {
     let marked = reading.replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, HOME_MARK);
     for (const [path, mark] of marks) if (path !== '/') marked = marked.split(path).join(mark);
-    for (const separators of marked.includes('[') ? SEPARATORS : SEPARATORS.slice(0, 1)) for (const token of marked.split(separators)) tokens.add(token);
+    for (const separators of marked.includes('[') ? SEPARATORS : SEPARATORS.slice(0, 1))
+      for (const token of marked.split(separators)) tokens.add(token);
   }
   for (const raw of tokens) {
     if (raw === '') continue;
@@ -167,7 +187,10 @@ function segmentPattern(segment: string): RegExp {
       const close = segment.indexOf(']', index + 2);
       if (close === -1) source += '\\[';
       else {
-        const body = segment.slice(index + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = segment
+          .slice(index + 1, close)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         source += `[${body}]`;
         index = close;
       }

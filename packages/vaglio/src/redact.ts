@@ -22,6 +22,7 @@ export function redactValues(reason: string, args: unknown): string {
     }
   }
   let result = reason;
-  for (const fragment of [...fragments].sort((a, b) => b.length - a.length)) result = result.split(fragment).join(MASK);
+  for (const fragment of [...fragments].sort((a, b) => b.length - a.length))
+    result = result.split(fragment).join(MASK);
   return result;
 }

@@ -49,7 +49,11 @@ function round(value: number): number {
 
 function namesExecutor(request: string, name: string): boolean {
   const lowered = request.toLowerCase();
-  const forms = new Set([name, name.replace(/[_-]+/g, ' '), name.replace(/[_-]+/g, '-'), name.replace(/[_-]+/g, '_')].map((form) => form.toLowerCase()));
+  const forms = new Set(
+    [name, name.replace(/[_-]+/g, ' '), name.replace(/[_-]+/g, '-'), name.replace(/[_-]+/g, '_')].map(
+      (form) => form.toLowerCase(),
+    ),
+  );
   return [...forms].some((form) => {
     const escaped = form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '\\s+');
     return new RegExp(`(?:^|[^a-z0-9_])${escaped}(?:$|[^a-z0-9_])`).test(lowered);
@@ -92,15 +96,24 @@ export function createRulesJudge(settings: RulesJudgeSettings = {}): Judge {
     const keys = found.strings.filter((entry) => entry.role === 'key').map((entry) => entry.text);
     const texts = found.strings.map((entry) => entry.text);
     const signals: [number, string][] = [];
-    if (namesExecutor(input.request, input.executor.name)) signals.push([weights.namesExecutor, 'request names the executor']);
-    if (values.some((value) => TRAVERSAL.test(value) || TRAVERSAL.test(percentDecode(value)))) signals.push([-weights.traversal, "'..' segment in a path"]);
-    if (keys.some((key) => !PLAIN_KEY.test(key))) signals.push([-weights.anomalousKey, 'key with characters other than letters, digits or _']);
-    if (texts.some((text) => INJECTION.test(text))) signals.push([-weights.injection, 'prompt-injection phrase in the arguments']);
-    if (texts.some((text) => HIDDEN.test(text))) signals.push([-weights.hiddenCharacters, 'invisible or bidirectional control characters']);
-    if (values.some((value) => isOutside(value, input.place))) signals.push([-weights.outsideWorkspace, 'absolute path outside the workspace']);
+    if (namesExecutor(input.request, input.executor.name))
+      signals.push([weights.namesExecutor, 'request names the executor']);
+    if (values.some((value) => TRAVERSAL.test(value) || TRAVERSAL.test(percentDecode(value))))
+      signals.push([-weights.traversal, "'..' segment in a path"]);
+    if (keys.some((key) => !PLAIN_KEY.test(key)))
+      signals.push([-weights.anomalousKey, 'key with characters other than letters, digits or _']);
+    if (texts.some((text) => INJECTION.test(text)))
+      signals.push([-weights.injection, 'prompt-injection phrase in the arguments']);
+    if (texts.some((text) => HIDDEN.test(text)))
+      signals.push([-weights.hiddenCharacters, 'invisible or bidirectional control characters']);
+    if (values.some((value) => isOutside(value, input.place)))
+      signals.push([-weights.outsideWorkspace, 'absolute path outside the workspace']);
     const total = signals.reduce((sum, [weight]) => sum + weight, weights.base);
     const score = round(Math.min(1, Math.max(0, total)));
-    const parts = [`base ${weights.base}`, ...signals.map(([weight, label]) => `${weight >= 0 ? '+' : '−'}${round(Math.abs(weight))} ${label}`)];
+    const parts = [
+      `base ${weights.base}`,
+      ...signals.map(([weight, label]) => `${weight >= 0 ? '+' : '−'}${round(Math.abs(weight))} ${label}`),
+    ];
     return { ok: true, score, reason: `${RULES_JUDGE_VERSION}: ${parts.join('; ')}` };
   }
 

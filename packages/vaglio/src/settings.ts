@@ -26,7 +26,10 @@ export function loadNumberSetting(settings: {
   const { value, option, env, fallback, min, max } = settings;
   if (value !== undefined) {
     if (!Number.isFinite(value) || value < min || value > max) {
-      throw new VaglioSettingsError({ setting: option, message: `the ${option} option must be a number from ${min} to ${max}; got ${value}` });
+      throw new VaglioSettingsError({
+        setting: option,
+        message: `the ${option} option must be a number from ${min} to ${max}; got ${value}`,
+      });
     }
     return value;
   }

@@ -1,5 +1,5 @@
-import { topLevelKeys } from './arguments.ts';
 import { type ApprovalStore, createApprovalStore } from './approval-store.ts';
+import { topLevelKeys } from './arguments.ts';
 import { createGuard, type Guard } from './guard.ts';
 import type { Judge, Judgement } from './judge.ts';
 import { redactValues } from './redact.ts';
@@ -81,14 +81,26 @@ export function needsConfirmation(call: ProposedCall, context: EvaluationContext
 export function createVaglio(settings: VaglioSettings = {}): Vaglio {
   const clock = settings.clock ?? (() => new Date());
   const judge = settings.judge ?? createRulesJudge();
-  const threshold = loadNumberSetting({ value: settings.threshold, option: 'threshold', env: THRESHOLD_ENV, fallback: DEFAULT_THRESHOLD, min: 0, max: 1 });
+  const threshold = loadNumberSetting({
+    value: settings.threshold,
+    option: 'threshold',
+    env: THRESHOLD_ENV,
+    fallback: DEFAULT_THRESHOLD,
+    min: 0,
+    max: 1,
+  });
   const guard: Guard = createGuard();
   const approvals = settings.approvals ?? createApprovalStore({ clock });
   const log: VerdictLog | undefined = settings.log ? createVerdictLog(settings.log) : undefined;
 
   async function runJudge(call: ProposedCall, context: EvaluationContext): Promise<Judgement> {
     try {
-      const judgement = await judge.judge({ request: call.request, executor: call.executor, args: call.args, place: { home: context.home, workspace: context.workspace } });
+      const judgement = await judge.judge({
+        request: call.request,
+        executor: call.executor,
+        args: call.args,
+        place: { home: context.home, workspace: context.workspace },
+      });
       if (judgement.ok && (!Number.isFinite(judgement.score) || judgement.score < 0 || judgement.score > 1)) {
         return { ok: false, failure: 'unreadable', reason: "the judge's score was outside [0, 1]" };
       }
@@ -112,18 +124,48 @@ export function createVaglio(settings: VaglioSettings = {}): Vaglio {
         reason: `score ${formatScore(judgement.score)} is below the threshold ${formatScore(threshold)} (${judgement.reason})`,
       };
     }
-    return { kind: 'passed', score: judgement.score, reason: `score ${formatScore(judgement.score)} (${judgement.reason})`, needsConfirmation: needsConfirmation(call, context) };
+    return {
+      kind: 'passed',
+      score: judgement.score,
+      reason: `score ${formatScore(judgement.score)} (${judgement.reason})`,
+      needsConfirmation: needsConfirmation(call, context),
+    };
   }
 
-  async function decide(call: ProposedCall, context: EvaluationContext, assessment: Assessment, openConfirmation: boolean): Promise<Verdict> {
+  async function decide(
+    call: ProposedCall,
+    assessment: Assessment,
+    openConfirmation: boolean,
+  ): Promise<Verdict> {
     const base = { judge_kind: judge.kind, ts: clock().toISOString() };
     if (assessment.kind === 'blocked') {
-      return { ...base, approved: false, blocked_by: assessment.blocked_by, score: assessment.score, reason: assessment.reason };
+      return {
+        ...base,
+        approved: false,
+        blocked_by: assessment.blocked_by,
+        score: assessment.score,
+        reason: assessment.reason,
+      };
     }
-    if (!assessment.needsConfirmation) return { ...base, approved: true, blocked_by: null, score: assessment.score, reason: assessment.reason };
-    const why = call.executor.idempotent ? 'has side effects and autonomy is "ask"' : 'has side effects and is not idempotent';
+    if (!assessment.needsConfirmation)
+      return {
+        ...base,
+        approved: true,
+        blocked_by: null,
+        score: assessment.score,
+        reason: assessment.reason,
+      };
+    const why = call.executor.idempotent
+      ? 'has side effects and autonomy is "ask"'
+      : 'has side effects and is not idempotent';
     if (!openConfirmation) {
-      return { ...base, approved: false, blocked_by: 'confirmation', score: assessment.score, reason: `${call.executor.name} ${why}: it would need confirmation` };
+      return {
+        ...base,
+        approved: false,
+        blocked_by: 'confirmation',
+        score: assessment.score,
+        reason: `${call.executor.name} ${why}: it would need confirmation`,
+      };
     }
     const pending = await approvals.request(call);
     return {
@@ -158,7 +200,7 @@ export function createVaglio(settings: VaglioSettings = {}): Vaglio {
     threshold,
 
     async evaluate(call, context) {
-      const verdict = await decide(call, context, await assess(call, context), true);
+      const verdict = await decide(call, await assess(call, context), true);
       await record(call, verdict, call.stepIndex);
       return verdict;
     },
@@ -169,13 +211,19 @@ export function createVaglio(settings: VaglioSettings = {}): Vaglio {
       const blockedAt = assessments.findIndex((assessment) => assessment.kind === 'blocked');
       const verdicts: Verdict[] = [];
       for (const [index, call] of calls.entries()) {
-        const verdict = await decide(call, context, assessments[index]!, blockedAt === -1);
+        const verdict = await decide(call, assessments[index]!, blockedAt === -1);
         await record(call, verdict, call.stepIndex ?? index + 1);
         verdicts.push(verdict);
       }
       const stopAt = blockedAt !== -1 ? blockedAt : verdicts.findIndex((verdict) => !verdict.approved);
       if (stopAt === -1) {
-        return { approved: true, blocked_by: null, blocked_step: null, reason: `all ${calls.length} steps approved`, verdicts };
+        return {
+          approved: true,
+          blocked_by: null,
+          blocked_step: null,
+          reason: `all ${calls.length} steps approved`,
+          verdicts,
+        };
       }
       const stopped = verdicts[stopAt]!;
       const step = calls[stopAt]!.stepIndex ?? stopAt + 1;

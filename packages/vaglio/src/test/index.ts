@@ -33,7 +33,9 @@ export function createScriptedModel(answers: ScriptedAnswer[]): JudgeModel & { p
  * const clock = createManualClock('2026-04-27T10:00:00Z');
  * clock.advance(16 * 60_000);
  */
-export function createManualClock(start: string | Date): (() => Date) & { advance(ms: number): void; set(to: string | Date): void } {
+export function createManualClock(
+  start: string | Date,
+): (() => Date) & { advance(ms: number): void; set(to: string | Date): void } {
   let now = new Date(start).getTime();
   const clock = () => new Date(now);
   return Object.assign(clock, {
@@ -48,10 +50,34 @@ export function createManualClock(start: string | Date): (() => Date) & { advanc
 
 /** Contracts of executors shaped like the seed ones, for tests. */
 export const EXECUTORS = {
-  fs_read: { name: 'fs_read', version: '1.0.0', capabilities: ['fs:read'], sideEffects: false, idempotent: true },
-  fs_write: { name: 'fs_write', version: '1.0.0', capabilities: ['fs:read', 'fs:write'], sideEffects: true, idempotent: true },
-  shell_exec: { name: 'shell_exec', version: '1.0.0', capabilities: ['code:exec', 'fs:read'], sideEffects: false, idempotent: true },
-  telegram_send: { name: 'telegram_send', version: '1.0.0', capabilities: ['net:http'], sideEffects: true, idempotent: false },
+  fs_read: {
+    name: 'fs_read',
+    version: '1.0.0',
+    capabilities: ['fs:read'],
+    sideEffects: false,
+    idempotent: true,
+  },
+  fs_write: {
+    name: 'fs_write',
+    version: '1.0.0',
+    capabilities: ['fs:read', 'fs:write'],
+    sideEffects: true,
+    idempotent: true,
+  },
+  shell_exec: {
+    name: 'shell_exec',
+    version: '1.0.0',
+    capabilities: ['code:exec', 'fs:read'],
+    sideEffects: false,
+    idempotent: true,
+  },
+  telegram_send: {
+    name: 'telegram_send',
+    version: '1.0.0',
+    capabilities: ['net:http'],
+    sideEffects: true,
+    idempotent: false,
+  },
 } as const satisfies Record<string, ExecutorContract>;
 
 /**
