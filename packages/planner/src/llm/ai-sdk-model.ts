@@ -1,3 +1,4 @@
+import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
 import {
   generateText,
   jsonSchema,
@@ -18,7 +19,8 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Provider-specific call options derived from one request. */
 export interface CallOptions {
   maxOutputTokens?: number;
-  providerOptions?: Record<string, Record<string, unknown>>;
+  /** Per-provider options, e.g. `{ ollama: { think: false } }`. */
+  providerOptions?: SharedV4ProviderOptions;
 }
 
 /** Settings of {@link createAiSdkModel}. */
@@ -70,7 +72,12 @@ function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
       role: 'assistant',
       content: [
         ...(message.content === '' ? [] : [{ type: 'text' as const, text: message.content }]),
-        ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: call.args })),
+        ...calls.map((call) => ({
+          type: 'tool-call' as const,
+          toolCallId: call.id,
+          toolName: call.name,
+          input: call.args,
+        })),
       ],
     };
   });
@@ -81,7 +88,10 @@ function toToolSet(tools: ToolSpec[]): ToolSet {
   return Object.fromEntries(
     tools.map((spec): [string, Tool] => [
       spec.name,
-      { description: spec.description, inputSchema: jsonSchema(spec.parameters as Parameters<typeof jsonSchema>[0]) },
+      {
+        description: spec.description,
+        inputSchema: jsonSchema(spec.parameters as Parameters<typeof jsonSchema>[0]),
+      },
     ]),
   );
 }
@@ -117,7 +127,9 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
     }, timeoutMs);
     const forwardAbort = () => controller.abort();
     request.signal?.addEventListener('abort', forwardAbort, { once: true });
-    const system = [request.system, settings.prompt].filter((part) => part !== undefined && part !== '').join('\n\n');
+    const system = [request.system, settings.prompt]
+      .filter((part) => part !== undefined && part !== '')
+      .join('\n\n');
     const started = now();
     try {
       const result = await generateText({
@@ -128,12 +140,22 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
         stopWhen: stepCountIs(1),
         maxRetries: 0,
         abortSignal: controller.signal,
-        ...callOptions({ maxTokens: request.maxTokens ?? settings.maxTokens, think: request.think ?? settings.think }),
+        ...callOptions({
+          maxTokens: request.maxTokens ?? settings.maxTokens,
+          think: request.think ?? settings.think,
+        }),
       });
-      const usage = { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
+      const usage = {
+        inputTokens: result.usage.inputTokens ?? 0,
+        outputTokens: result.usage.outputTokens ?? 0,
+      };
       return {
         text: result.text,
-        toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, args: call.input })),
+        toolCalls: result.toolCalls.map((call) => ({
+          id: call.toolCallId,
+          name: call.toolName,
+          args: call.input,
+        })),
         usage,
         costUsd: costOf(settings.price, usage),
         finishReason: result.finishReason,
@@ -155,5 +177,10 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
     }
   }
 
-  return { id: settings.id, provider: settings.provider, ...(settings.tier ? { tier: settings.tier } : {}), generate };
+  return {
+    id: settings.id,
+    provider: settings.provider,
+    ...(settings.tier ? { tier: settings.tier } : {}),
+    generate,
+  };
 }

@@ -22,7 +22,11 @@ export function safeBaseUrl(raw: string, provider: string): string {
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw new ProviderConfigError({ field: 'base_url', message: `${provider}: base URL "${raw}" is not a URL`, cause });
+    throw new ProviderConfigError({
+      field: 'base_url',
+      message: `${provider}: base URL "${raw}" is not a URL`,
+      cause,
+    });
   }
   if (url.username !== '' || url.password !== '') {
     throw new ProviderConfigError({

@@ -12,7 +12,12 @@ export type Environment = Readonly<Record<string, string | undefined>>;
  * @example
  * const apiKey = loadApiKey({ apiKey: settings.apiKey, envName: 'ANTHROPIC_API_KEY', provider: 'anthropic' });
  */
-export function loadApiKey(settings: { apiKey?: string; envName?: string; env?: Environment; provider: string }): string {
+export function loadApiKey(settings: {
+  apiKey?: string;
+  envName?: string;
+  env?: Environment;
+  provider: string;
+}): string {
   if (settings.apiKey !== undefined && settings.apiKey.trim() !== '') return settings.apiKey;
   const env = settings.env ?? process.env;
   const fromEnv = settings.envName === undefined ? undefined : env[settings.envName];

@@ -99,7 +99,13 @@ export class ProviderUnreachableError extends MetnosError {
   /** The network error code when there was one, e.g. `ECONNREFUSED`, `UND_ERR_SOCKET`. */
   readonly networkCode: string | undefined;
 
-  constructor(settings: { providerName: string; baseUrl: string; hint: string; networkCode?: string; cause?: unknown }) {
+  constructor(settings: {
+    providerName: string;
+    baseUrl: string;
+    hint: string;
+    networkCode?: string;
+    cause?: unknown;
+  }) {
     super({
       code: 'provider_unreachable',
       message: `${settings.providerName} is unreachable at ${settings.baseUrl}${settings.networkCode ? ` (${settings.networkCode})` : ''}: ${settings.hint}`,
@@ -161,7 +167,11 @@ export class ProviderAbortedError extends MetnosError {
   readonly providerName: string;
 
   constructor(settings: { providerName: string; cause?: unknown }) {
-    super({ code: 'provider_aborted', message: `the request to ${settings.providerName} was aborted`, cause: settings.cause });
+    super({
+      code: 'provider_aborted',
+      message: `the request to ${settings.providerName} was aborted`,
+      cause: settings.cause,
+    });
     this.name = 'ProviderAbortedError';
     this.providerName = settings.providerName;
   }
@@ -185,7 +195,11 @@ export class ProviderResponseError extends MetnosError {
   readonly providerName: string;
 
   constructor(settings: { providerName: string; message: string; cause?: unknown }) {
-    super({ code: 'provider_response', message: `${settings.providerName}: ${settings.message}`, cause: settings.cause });
+    super({
+      code: 'provider_response',
+      message: `${settings.providerName}: ${settings.message}`,
+      cause: settings.cause,
+    });
     this.name = 'ProviderResponseError';
     this.providerName = settings.providerName;
   }

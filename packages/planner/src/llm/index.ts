@@ -1,4 +1,9 @@
-export { type AiSdkModelSettings, type CallOptions, createAiSdkModel, DEFAULT_TIMEOUT_MS } from './ai-sdk-model.ts';
+export {
+  type AiSdkModelSettings,
+  type CallOptions,
+  createAiSdkModel,
+  DEFAULT_TIMEOUT_MS,
+} from './ai-sdk-model.ts';
 export { isLoopbackHost, safeBaseUrl } from './base-url.ts';
 export { type Environment, loadApiKey } from './env.ts';
 export {
@@ -9,7 +14,14 @@ export {
   ProviderTimeoutError,
   ProviderUnreachableError,
 } from './errors.ts';
-export { ANTHROPIC_PRICING, costOf, lookupPrice, OPENAI_PRICING, type Price, type PricingTable } from './pricing.ts';
+export {
+  ANTHROPIC_PRICING,
+  costOf,
+  lookupPrice,
+  OPENAI_PRICING,
+  type Price,
+  type PricingTable,
+} from './pricing.ts';
 export { cappedErrorBodyFetch, parseRetryAfter } from './provider-errors.ts';
 export {
   type ChatModelSettings,

@@ -13,8 +13,12 @@ describe('lookupPrice', () => {
   it('falls back to the longest prefix at a name boundary', () => {
     expect(lookupPrice(OPENAI_PRICING, 'gpt-4o-2024-11-20')).toEqual(OPENAI_PRICING['gpt-4o']);
     expect(lookupPrice(OPENAI_PRICING, 'gpt-4o-mini-2024-07-18')).toEqual(OPENAI_PRICING['gpt-4o-mini']);
-    expect(lookupPrice(ANTHROPIC_PRICING, 'claude-sonnet-4-5-20250929')).toEqual(ANTHROPIC_PRICING['claude-sonnet-4-5']);
-    expect(lookupPrice(ANTHROPIC_PRICING, 'claude-opus-4-20250514')).toEqual(ANTHROPIC_PRICING['claude-opus-4']);
+    expect(lookupPrice(ANTHROPIC_PRICING, 'claude-sonnet-4-5-20250929')).toEqual(
+      ANTHROPIC_PRICING['claude-sonnet-4-5'],
+    );
+    expect(lookupPrice(ANTHROPIC_PRICING, 'claude-opus-4-20250514')).toEqual(
+      ANTHROPIC_PRICING['claude-opus-4'],
+    );
   });
 
   it('does not match across a name boundary, and gives undefined for the unknown', () => {
@@ -24,7 +28,10 @@ describe('lookupPrice', () => {
   });
 
   it('prices usage per million tokens', () => {
-    expect(costOf({ input: 3, output: 15 }, { inputTokens: 1_000_000, outputTokens: 100_000 })).toBeCloseTo(4.5, 10);
+    expect(costOf({ input: 3, output: 15 }, { inputTokens: 1_000_000, outputTokens: 100_000 })).toBeCloseTo(
+      4.5,
+      10,
+    );
     expect(costOf(undefined, { inputTokens: 10, outputTokens: 10 })).toBeUndefined();
   });
 });
@@ -34,10 +41,22 @@ describe('cost on a real request', () => {
   afterEach(() => server?.close());
 
   it('is undefined for a model with no price, and follows a custom table when given one', async () => {
-    server = await startOpenAiServer([{ text: 'a' }, { text: 'b', usage: { inputTokens: 2_000_000, outputTokens: 0 } }]);
+    server = await startOpenAiServer([
+      { text: 'a' },
+      { text: 'b', usage: { inputTokens: 2_000_000, outputTokens: 0 } },
+    ]);
     const unknown = createOpenAiModel({ model: 'my-local-llama', apiKey: 'k', baseUrl: server.baseUrl });
-    expect((await unknown.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] })).costUsd).toBeUndefined();
-    const priced = createOpenAiModel({ model: 'my-local-llama', apiKey: 'k', baseUrl: server.baseUrl, pricing: { 'my-local-llama': { input: 0.5, output: 1 } } });
-    expect((await priced.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] })).costUsd).toBe(1);
+    expect(
+      (await unknown.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] })).costUsd,
+    ).toBeUndefined();
+    const priced = createOpenAiModel({
+      model: 'my-local-llama',
+      apiKey: 'k',
+      baseUrl: server.baseUrl,
+      pricing: { 'my-local-llama': { input: 0.5, output: 1 } },
+    });
+    expect(
+      (await priced.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] })).costUsd,
+    ).toBe(1);
   });
 });

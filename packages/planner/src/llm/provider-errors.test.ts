@@ -69,7 +69,11 @@ describe('error mapping against real servers', () => {
   it('reports an overloaded Anthropic (529) as transient', async () => {
     const server = await startAnthropicServer([{ status: 529, message: 'Overloaded' }]);
     servers.push(server);
-    const error = await createAnthropicModel({ model: 'claude-haiku-4-5', apiKey: 'k', baseUrl: server.baseUrl })
+    const error = await createAnthropicModel({
+      model: 'claude-haiku-4-5',
+      apiKey: 'k',
+      baseUrl: server.baseUrl,
+    })
       .generate(hi)
       .catch((caught: unknown) => caught);
     expect((error as ProviderHttpError).hint).toMatch(/overloaded/);

@@ -1,4 +1,9 @@
-import { APICallError, InvalidResponseDataError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
+import {
+  APICallError,
+  InvalidResponseDataError,
+  JSONParseError,
+  TypeValidationError,
+} from '@ai-sdk/provider';
 import { MetnosError } from '@metnos/executor-sdk';
 import {
   ProviderAbortedError,
@@ -60,7 +65,11 @@ export function cappedErrorBodyFetch(inner: typeof fetch): typeof fetch {
     const response = await inner(input, init);
     if (response.ok) return response;
     const text = await readCapped(response, MAX_ERROR_BODY_BYTES);
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(text, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
@@ -71,10 +80,14 @@ export function cappedErrorBodyFetch(inner: typeof fetch): typeof fetch {
  * @example
  * parseRetryAfter({ 'retry-after': '2' }, Date.now()); // 2000
  */
-export function parseRetryAfter(headers: Record<string, string | undefined>, now: number): number | undefined {
+export function parseRetryAfter(
+  headers: Record<string, string | undefined>,
+  now: number,
+): number | undefined {
   const lower = Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toLowerCase(), value]));
   const milliseconds = Number(lower['retry-after-ms']);
-  if (lower['retry-after-ms'] !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) return Math.ceil(milliseconds);
+  if (lower['retry-after-ms'] !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0)
+    return Math.ceil(milliseconds);
   const value = lower['retry-after']?.trim();
   if (value === undefined || value === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
@@ -97,7 +110,8 @@ export function hintForStatus(status: number, provider: string, model: string): 
   if (status === 429) return 'rate-limited – back off and retry';
   if (status === 529) return 'the provider is overloaded – retry later';
   if (status >= 500) return 'server error at the provider – retry later';
-  if (status === 400 || status === 422) return "request rejected – check the model name, max_tokens and the tools' JSON Schemas";
+  if (status === 400 || status === 422)
+    return "request rejected – check the model name, max_tokens and the tools' JSON Schemas";
   return 'unexpected status from the provider';
 }
 
@@ -147,12 +161,16 @@ export interface FailureContext {
 export function toProviderError(error: unknown, context: FailureContext): unknown {
   if (MetnosError.isInstance(error)) return error;
   const provider = context.provider;
-  if (context.timedOut) return new ProviderTimeoutError({ providerName: provider, timeoutMs: context.timeoutMs, cause: error });
-  if (context.aborted || isAbortLike(error)) return new ProviderAbortedError({ providerName: provider, cause: error });
+  if (context.timedOut)
+    return new ProviderTimeoutError({ providerName: provider, timeoutMs: context.timeoutMs, cause: error });
+  if (context.aborted || isAbortLike(error))
+    return new ProviderAbortedError({ providerName: provider, cause: error });
   if (APICallError.isInstance(error) && error.statusCode !== undefined && error.statusCode >= 400) {
     const status = error.statusCode;
     const retryAfterMs =
-      status === 429 || status === 503 ? parseRetryAfter(error.responseHeaders ?? {}, context.now) : undefined;
+      status === 429 || status === 503
+        ? parseRetryAfter(error.responseHeaders ?? {}, context.now)
+        : undefined;
     return new ProviderHttpError({
       status,
       bodySnippet: (error.responseBody ?? '').slice(0, MAX_BODY_SNIPPET_CHARS),
@@ -164,7 +182,10 @@ export function toProviderError(error: unknown, context: FailureContext): unknow
     });
   }
   const networkCode = findNetworkCode(error);
-  if (networkCode !== undefined || (APICallError.isInstance(error) && error.message.startsWith('Cannot connect to API'))) {
+  if (
+    networkCode !== undefined ||
+    (APICallError.isInstance(error) && error.message.startsWith('Cannot connect to API'))
+  ) {
     return new ProviderUnreachableError({
       providerName: provider,
       baseUrl: context.baseUrl,

@@ -54,7 +54,8 @@ const providers: ProviderCase[] = [
     name: 'ollama',
     model: 'qwen3:8b',
     start: (script) => startOllamaServer(script),
-    create: ({ baseUrl, timeoutMs, model }) => createOllamaModel({ model: model ?? 'qwen3:8b', baseUrl, timeoutMs, think: false }),
+    create: ({ baseUrl, timeoutMs, model }) =>
+      createOllamaModel({ model: model ?? 'qwen3:8b', baseUrl, timeoutMs, think: false }),
     cost: 0,
   },
   {
@@ -70,7 +71,12 @@ const providers: ProviderCase[] = [
     model: 'claude-sonnet-4-6',
     start: (script, options) => startAnthropicServer(script, options),
     create: ({ baseUrl, apiKey, timeoutMs, model }) =>
-      createAnthropicModel({ model: model ?? 'claude-sonnet-4-6', apiKey: apiKey ?? KEY, baseUrl, timeoutMs }),
+      createAnthropicModel({
+        model: model ?? 'claude-sonnet-4-6',
+        apiKey: apiKey ?? KEY,
+        baseUrl,
+        timeoutMs,
+      }),
     cost: (1000 * 3 + 200 * 15) / 1e6,
   },
 ];
@@ -83,7 +89,9 @@ async function serve(provider: ProviderCase, script: WireStep[], options?: { api
 
 describe.each(providers)('$name provider against its loopback server', (provider) => {
   it('returns a text answer with usage, cost and the model it was asked for', async () => {
-    const server = await serve(provider, [{ text: 'Hello from the wire.', usage: { inputTokens: 1000, outputTokens: 200 } }]);
+    const server = await serve(provider, [
+      { text: 'Hello from the wire.', usage: { inputTokens: 1000, outputTokens: 200 } },
+    ]);
     const model = provider.create({ baseUrl: server.baseUrl });
     const response = await model.generate(ask('say hello'));
     expect(response.text).toBe('Hello from the wire.');
@@ -99,8 +107,12 @@ describe.each(providers)('$name provider against its loopback server', (provider
   });
 
   it('returns a tool call with its arguments parsed, after declaring the tool with its JSON Schema', async () => {
-    const server = await serve(provider, [{ toolCalls: [{ id: 'call_a', name: 'fs_read', args: { path: 'notes/diary.md', tail: 3 } }] }]);
-    const response = await provider.create({ baseUrl: server.baseUrl }).generate(ask('last three lines of my diary'));
+    const server = await serve(provider, [
+      { toolCalls: [{ id: 'call_a', name: 'fs_read', args: { path: 'notes/diary.md', tail: 3 } }] },
+    ]);
+    const response = await provider
+      .create({ baseUrl: server.baseUrl })
+      .generate(ask('last three lines of my diary'));
     expect(response.finishReason).toBe('tool-calls');
     expect(response.toolCalls).toHaveLength(1);
     expect(response.toolCalls[0]!.name).toBe('fs_read');
@@ -111,7 +123,11 @@ describe.each(providers)('$name provider against its loopback server', (provider
   });
 
   it('maps 401 to ProviderHttpError with an auth hint and a short body', async () => {
-    const server = await serve(provider, provider.name === 'ollama' ? [{ status: 401, message: 'unauthorized' }] : [], { apiKey: KEY });
+    const server = await serve(
+      provider,
+      provider.name === 'ollama' ? [{ status: 401, message: 'unauthorized' }] : [],
+      { apiKey: KEY },
+    );
     const model = provider.create({ baseUrl: server.baseUrl, apiKey: 'sk-wrong' });
     const error = await model.generate(ask('hi')).catch((caught: unknown) => caught);
     expect(ProviderHttpError.isInstance(error)).toBe(true);
@@ -126,7 +142,10 @@ describe.each(providers)('$name provider against its loopback server', (provider
 
   it('maps 429 with Retry-After to retryAfterMs and a transient classification', async () => {
     const server = await serve(provider, [{ status: 429, message: 'slow down', retryAfter: 7 }]);
-    const error = await provider.create({ baseUrl: server.baseUrl }).generate(ask('hi')).catch((caught: unknown) => caught);
+    const error = await provider
+      .create({ baseUrl: server.baseUrl })
+      .generate(ask('hi'))
+      .catch((caught: unknown) => caught);
     expect(ProviderHttpError.isInstance(error)).toBe(true);
     expect((error as ProviderHttpError).retryAfterMs).toBe(7000);
     expect((error as ProviderHttpError).hint).toMatch(/rate-limited/);
@@ -143,7 +162,13 @@ describe.each(providers)('$name provider against its loopback server', (provider
         keys.push(idempotencyKey);
         return model.generate(ask('hi'));
       },
-      { attempts: 3, baseDelayMs: 100, random: () => 0.5, sleep: async (ms) => void waits.push(ms), idempotencyKey: 'turn-1' },
+      {
+        attempts: 3,
+        baseDelayMs: 100,
+        random: () => 0.5,
+        sleep: async (ms) => void waits.push(ms),
+        idempotencyKey: 'turn-1',
+      },
     );
     expect(response.text).toBe('recovered');
     expect(keys).toEqual(['turn-1', 'turn-1']);
@@ -165,7 +190,9 @@ describe.each(providers)('$name provider against its loopback server', (provider
   it("honours the caller's abort signal with ProviderAbortedError", async () => {
     const server = await serve(provider, [{ hang: true }]);
     const controller = new AbortController();
-    const pending = provider.create({ baseUrl: server.baseUrl }).generate(ask('hi', { signal: controller.signal }));
+    const pending = provider
+      .create({ baseUrl: server.baseUrl })
+      .generate(ask('hi', { signal: controller.signal }));
     while (server.requests.length === 0) await new Promise((resolve) => setImmediate(resolve));
     controller.abort();
     const error = await pending.catch((caught: unknown) => caught);
@@ -177,25 +204,41 @@ describe.each(providers)('$name provider against its loopback server', (provider
     const server = await serve(provider, []);
     const baseUrl = server.baseUrl;
     await server.close();
-    const error = await provider.create({ baseUrl }).generate(ask('hi')).catch((caught: unknown) => caught);
+    const error = await provider
+      .create({ baseUrl })
+      .generate(ask('hi'))
+      .catch((caught: unknown) => caught);
     expect(ProviderUnreachableError.isInstance(error)).toBe(true);
     expect((error as ProviderUnreachableError).networkCode).toBe('ECONNREFUSED');
     expect(classifyFailure(error)).toBe('transient');
-    if (provider.name === 'ollama') expect((error as ProviderUnreachableError).hint).toContain('ollama serve');
+    if (provider.name === 'ollama')
+      expect((error as ProviderUnreachableError).hint).toContain('ollama serve');
   });
 
   it('reports a dropped connection as a transient ProviderUnreachableError', async () => {
     const server = await serve(provider, [{ drop: true }]);
-    const error = await provider.create({ baseUrl: server.baseUrl }).generate(ask('hi')).catch((caught: unknown) => caught);
+    const error = await provider
+      .create({ baseUrl: server.baseUrl })
+      .generate(ask('hi'))
+      .catch((caught: unknown) => caught);
     expect(ProviderUnreachableError.isInstance(error)).toBe(true);
     expect(classifyFailure(error)).toBe('transient');
   });
 
   it('refuses plain http:// to a non-loopback host and a missing model at construction', () => {
-    for (const baseUrl of ['http://192.168.1.20:11434', 'http://models.example.com/v1', 'ftp://127.0.0.1/v1']) {
+    for (const baseUrl of [
+      'http://192.168.1.20:11434',
+      'http://models.example.com/v1',
+      'ftp://127.0.0.1/v1',
+    ]) {
       expect(() => provider.create({ baseUrl })).toThrow(/https:\/\//);
     }
-    for (const baseUrl of ['http://localhost:9/v1', 'http://127.0.0.2:9/v1', 'http://[::1]:9/v1', 'https://models.example.com/v1']) {
+    for (const baseUrl of [
+      'http://localhost:9/v1',
+      'http://127.0.0.2:9/v1',
+      'http://[::1]:9/v1',
+      'https://models.example.com/v1',
+    ]) {
       expect(() => provider.create({ baseUrl })).not.toThrow();
     }
     const missing = (() => {
@@ -213,32 +256,60 @@ describe.each(providers)('$name provider against its loopback server', (provider
 /** A finished first round: the model called fs_read, the runtime observed the result. */
 const history: ChatMessage[] = [
   { role: 'user', content: 'read notes.txt' },
-  { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'fs_read', args: { path: 'notes.txt' } }] },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: 'call_1', name: 'fs_read', args: { path: 'notes.txt' } }],
+  },
   { role: 'tool', toolCallId: 'call_1', toolName: 'fs_read', content: '{"ok":true,"content":"buy milk"}' },
 ];
 
 describe('tool results go back in each vendor format', () => {
   it('ollama: assistant tool_calls with object arguments, then a tool message', async () => {
     const server = await serve(providers[0]!, [{ text: 'It says: buy milk.' }]);
-    await createOllamaModel({ model: 'qwen3:8b', baseUrl: server.baseUrl }).generate({ system: 's', messages: history, tools: [READ_TOOL] });
+    await createOllamaModel({ model: 'qwen3:8b', baseUrl: server.baseUrl }).generate({
+      system: 's',
+      messages: history,
+      tools: [READ_TOOL],
+    });
     const messages = (server.requests[0]!.body as { messages: unknown[] }).messages;
     expect(messages.slice(1)).toEqual([
       { role: 'user', content: 'read notes.txt' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'fs_read', arguments: { path: 'notes.txt' } } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'fs_read', arguments: { path: 'notes.txt' } } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true,"content":"buy milk"}' },
     ]);
   });
 
   it('openai: assistant tool_calls with JSON-string arguments, then role tool with tool_call_id', async () => {
     const server = await serve(providers[1]!, [{ text: 'It says: buy milk.' }], { apiKey: KEY });
-    await createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: server.baseUrl }).generate({ system: 's', messages: history, tools: [READ_TOOL] });
+    await createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: server.baseUrl }).generate({
+      system: 's',
+      messages: history,
+      tools: [READ_TOOL],
+    });
     const request = server.requests[0]!;
     expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
     const messages = (request.body as { messages: unknown[] }).messages;
     expect(messages).toEqual([
       { role: 'system', content: 's' },
       { role: 'user', content: 'read notes.txt' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"notes.txt"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'fs_read', arguments: '{"path":"notes.txt"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true,"content":"buy milk"}' },
     ]);
   });
@@ -253,22 +324,46 @@ describe('tool results go back in each vendor format', () => {
     const request = server.requests[0]!;
     expect(request.headers['x-api-key']).toBe(KEY);
     expect(request.headers['anthropic-version']).toBe('2023-06-01');
-    const body = request.body as { messages: unknown[]; system: unknown; max_tokens: number; tools: unknown[] };
+    const body = request.body as {
+      messages: unknown[];
+      system: unknown;
+      max_tokens: number;
+      tools: unknown[];
+    };
     expect(body.max_tokens).toBe(4096);
     expect(body.system).toEqual([{ type: 'text', text: 's' }]);
-    expect(body.tools).toEqual([{ name: 'fs_read', description: READ_TOOL.description, input_schema: READ_TOOL.parameters }]);
+    expect(body.tools).toEqual([
+      { name: 'fs_read', description: READ_TOOL.description, input_schema: READ_TOOL.parameters },
+    ]);
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'read notes.txt' }] },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fs_read', input: { path: 'notes.txt' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: '{"ok":true,"content":"buy milk"}' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'call_1', name: 'fs_read', input: { path: 'notes.txt' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1', content: '{"ok":true,"content":"buy milk"}' },
+        ],
+      },
     ]);
   });
 });
 
 describe('ollama specifics', () => {
   it('sends the think switch and the output cap as num_predict; a request can flip think', async () => {
-    const server = await serve(providers[0]!, [{ text: 'quick' }, { text: 'pondered', thinking: 'let me think' }]);
-    const model = createOllamaModel({ model: 'qwen3:8b', baseUrl: server.baseUrl, think: false, maxTokens: 256, prompt: 'Be brief.' });
+    const server = await serve(providers[0]!, [
+      { text: 'quick' },
+      { text: 'pondered', thinking: 'let me think' },
+    ]);
+    const model = createOllamaModel({
+      model: 'qwen3:8b',
+      baseUrl: server.baseUrl,
+      think: false,
+      maxTokens: 256,
+      prompt: 'Be brief.',
+    });
     await model.generate(ask('fast one'));
     const deep = await model.generate(ask('slow one', { think: true }));
     const [first, second] = server.requests.map((request) => request.body as Record<string, unknown>);
@@ -284,16 +379,31 @@ describe('ollama specifics', () => {
     const urls: string[] = [];
     const recordingFetch: typeof fetch = async (input) => {
       urls.push(String(input));
-      return new Response(JSON.stringify({ model: 'm', created_at: '', done: true, message: { role: 'assistant', content: 'ok' } }));
+      return new Response(
+        JSON.stringify({
+          model: 'm',
+          created_at: '',
+          done: true,
+          message: { role: 'assistant', content: 'ok' },
+        }),
+      );
     };
     await createOllamaModel({ model: 'm', fetch: recordingFetch }).generate(ask('hi', { tools: [] }));
-    await createOllamaModel({ model: 'm', baseUrl: 'http://127.0.0.1:11434/api/', fetch: recordingFetch }).generate(ask('hi', { tools: [] }));
+    await createOllamaModel({
+      model: 'm',
+      baseUrl: 'http://127.0.0.1:11434/api/',
+      fetch: recordingFetch,
+    }).generate(ask('hi', { tools: [] }));
     expect(urls).toEqual(['http://localhost:11434/api/chat', 'http://127.0.0.1:11434/api/chat']);
   });
 
   it('hints at `ollama pull` on a 404 for an unknown model', async () => {
-    const server = await serve(providers[0]!, [{ status: 404, message: 'model "nope:1b" not found, try pulling it first' }]);
-    const error = await createOllamaModel({ model: 'nope:1b', baseUrl: server.baseUrl }).generate(ask('hi')).catch((caught: unknown) => caught);
+    const server = await serve(providers[0]!, [
+      { status: 404, message: 'model "nope:1b" not found, try pulling it first' },
+    ]);
+    const error = await createOllamaModel({ model: 'nope:1b', baseUrl: server.baseUrl })
+      .generate(ask('hi'))
+      .catch((caught: unknown) => caught);
     expect((error as ProviderHttpError).hint).toContain('ollama pull nope:1b');
     expect((error as ProviderHttpError).bodySnippet).toContain('not found');
   });
@@ -310,7 +420,11 @@ describe('untrusted tool calls coming back from a provider', () => {
         ],
       },
     ]);
-    const response = await createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: server.baseUrl }).generate(ask('go'));
+    const response = await createOpenAiModel({
+      model: 'gpt-4o',
+      apiKey: KEY,
+      baseUrl: server.baseUrl,
+    }).generate(ask('go'));
     const [hostile, unknown, broken] = response.toolCalls.map((call) => checkToolCall(call, [READ_TOOL]));
     expect(hostile).toEqual({ ok: true, id: 'c1', name: 'fs_read', args: { path: 'a.txt' } });
     expect(unknown).toMatchObject({ ok: false, message: TOOL_UNAVAILABLE, code: 'unknown_tool' });
@@ -321,13 +435,22 @@ describe('untrusted tool calls coming back from a provider', () => {
 describe('API keys', () => {
   it('are required and read through api_key_env from the injected environment', async () => {
     expect(() => createOpenAiModel({ model: 'gpt-4o', env: {} })).toThrow(/OPENAI_API_KEY/);
-    expect(() => createAnthropicModel({ model: 'claude-haiku-4-5', apiKeyEnv: 'MY_KEY', env: { MY_KEY: '  ' } })).toThrow(/MY_KEY/);
+    expect(() =>
+      createAnthropicModel({ model: 'claude-haiku-4-5', apiKeyEnv: 'MY_KEY', env: { MY_KEY: '  ' } }),
+    ).toThrow(/MY_KEY/);
     const server = await serve(providers[2]!, [{ text: 'ok' }], { apiKey: 'from-env' });
-    const model = createAnthropicModel({ model: 'claude-haiku-4-5', apiKeyEnv: 'MY_KEY', env: { MY_KEY: 'from-env' }, baseUrl: server.baseUrl });
+    const model = createAnthropicModel({
+      model: 'claude-haiku-4-5',
+      apiKeyEnv: 'MY_KEY',
+      env: { MY_KEY: 'from-env' },
+      baseUrl: server.baseUrl,
+    });
     expect((await model.generate(ask('hi'))).text).toBe('ok');
   });
 
   it('refuses credentials inside the base URL', () => {
-    expect(() => createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: 'https://user:pass@example.com/v1' })).toThrow(ProviderConfigError);
+    expect(() =>
+      createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: 'https://user:pass@example.com/v1' }),
+    ).toThrow(ProviderConfigError);
   });
 });

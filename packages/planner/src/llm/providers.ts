@@ -55,7 +55,10 @@ export interface OllamaModelSettings extends ModelSettings {
 
 function requireModel(model: string | undefined, provider: string): string {
   if (typeof model !== 'string' || model.trim() === '') {
-    throw new ProviderConfigError({ field: 'model', message: `${provider}: an explicit model name is required (e.g. model = "...")` });
+    throw new ProviderConfigError({
+      field: 'model',
+      message: `${provider}: an explicit model name is required (e.g. model = "...")`,
+    });
   }
   return model;
 }
@@ -110,7 +113,12 @@ export function createOllamaModel(settings: OllamaModelSettings): ChatModel {
  */
 export function createOpenAiModel(settings: KeyedModelSettings): ChatModel {
   const model = requireModel(settings.model, 'openai');
-  const apiKey = loadApiKey({ apiKey: settings.apiKey, envName: settings.apiKeyEnv ?? 'OPENAI_API_KEY', env: settings.env, provider: 'openai' });
+  const apiKey = loadApiKey({
+    apiKey: settings.apiKey,
+    envName: settings.apiKeyEnv ?? 'OPENAI_API_KEY',
+    env: settings.env,
+    provider: 'openai',
+  });
   const baseUrl = safeBaseUrl(settings.baseUrl ?? DEFAULT_OPENAI_BASE_URL, 'openai');
   const provider = createOpenAI({ baseURL: baseUrl, apiKey, fetch: transport(settings) });
   return createAiSdkModel({

@@ -12,26 +12,39 @@ import { classifyFailure, type RetryOptions, withRetry } from './retry.ts';
 const http = (status: number, retryAfterMs?: number) =>
   new ProviderHttpError({ status, bodySnippet: '', providerName: 'openai', hint: '', retryAfterMs });
 const failed = (errorClass: string) => ({ ok: false as const, error: { class: errorClass, message: 'x' } });
-const networkError = (code: string) => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
+const networkError = (code: string) =>
+  Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
 
 describe('classifyFailure', () => {
   it('sorts model failures', () => {
-    for (const status of [408, 429, 500, 502, 503, 529]) expect(classifyFailure(http(status))).toBe('transient');
-    for (const status of [400, 401, 403, 404, 413, 422]) expect(classifyFailure(http(status))).toBe('permanent');
-    expect(classifyFailure(new ProviderTimeoutError({ providerName: 'ollama', timeoutMs: 5 }))).toBe('transient');
-    expect(classifyFailure(new ProviderUnreachableError({ providerName: 'ollama', baseUrl: 'x', hint: '' }))).toBe('transient');
+    for (const status of [408, 429, 500, 502, 503, 529])
+      expect(classifyFailure(http(status))).toBe('transient');
+    for (const status of [400, 401, 403, 404, 413, 422])
+      expect(classifyFailure(http(status))).toBe('permanent');
+    expect(classifyFailure(new ProviderTimeoutError({ providerName: 'ollama', timeoutMs: 5 }))).toBe(
+      'transient',
+    );
+    expect(
+      classifyFailure(new ProviderUnreachableError({ providerName: 'ollama', baseUrl: 'x', hint: '' })),
+    ).toBe('transient');
     expect(classifyFailure(new ProviderAbortedError({ providerName: 'ollama' }))).toBe('permanent');
     expect(classifyFailure(new ProviderConfigError({ field: 'model', message: '' }))).toBe('permanent');
-    expect(classifyFailure(new ProviderResponseError({ providerName: 'openai', message: 'schema mismatch' }))).toBe('permanent');
+    expect(
+      classifyFailure(new ProviderResponseError({ providerName: 'openai', message: 'schema mismatch' })),
+    ).toBe('permanent');
   });
 
   it('sorts executor results and policy denials', () => {
-    for (const errorClass of ['Timeout', 'RateLimited', 'Network', 'Unavailable']) expect(classifyFailure(failed(errorClass))).toBe('transient');
+    for (const errorClass of ['Timeout', 'RateLimited', 'Network', 'Unavailable'])
+      expect(classifyFailure(failed(errorClass))).toBe('transient');
     for (const errorClass of ['InvalidInput', 'NotFound', 'PermissionDenied', 'NonJsonOutput']) {
       expect(classifyFailure(failed(errorClass))).toBe('permanent');
     }
-    for (const errorClass of ['PolicyViolation', 'IsolationUnavailable']) expect(classifyFailure(failed(errorClass))).toBe('policy');
-    expect(classifyFailure({ approved: false, blocked_by: 'guard', reason: 'forbidden path' })).toBe('policy');
+    for (const errorClass of ['PolicyViolation', 'IsolationUnavailable'])
+      expect(classifyFailure(failed(errorClass))).toBe('policy');
+    expect(classifyFailure({ approved: false, blocked_by: 'guard', reason: 'forbidden path' })).toBe(
+      'policy',
+    );
   });
 
   it('sorts plain errors by status, network code, name and explicit classification', () => {
@@ -65,7 +78,11 @@ function harness(outcomes: unknown[], options: RetryOptions = {}) {
 
 describe('withRetry', () => {
   it('backs off exponentially with injected jitter and keeps one idempotency key', async () => {
-    const { run, waits, keys } = harness([http(503), http(502), http(500), 'ok'], { attempts: 4, baseDelayMs: 100, idempotencyKey: 'k-1' });
+    const { run, waits, keys } = harness([http(503), http(502), http(500), 'ok'], {
+      attempts: 4,
+      baseDelayMs: 100,
+      idempotencyKey: 'k-1',
+    });
     await expect(run).resolves.toBe('ok');
     expect(waits).toEqual([50, 100, 200]);
     expect(keys).toEqual(['k-1', 'k-1', 'k-1', 'k-1']);
@@ -134,8 +151,19 @@ describe('withRetry', () => {
 
   it('reports each retry before waiting', async () => {
     const events: unknown[] = [];
-    const { run } = harness([http(500), 'ok'], { baseDelayMs: 10, jitter: false, onRetry: (event) => events.push(event) });
+    const { run } = harness([http(500), 'ok'], {
+      baseDelayMs: 10,
+      jitter: false,
+      onRetry: (event) => events.push(event),
+    });
     await run;
-    expect(events).toEqual([{ attempt: 1, delayMs: 10, classification: 'transient', failure: expect.objectContaining({ status: 500 }) }]);
+    expect(events).toEqual([
+      {
+        attempt: 1,
+        delayMs: 10,
+        classification: 'transient',
+        failure: expect.objectContaining({ status: 500 }),
+      },
+    ]);
   });
 });

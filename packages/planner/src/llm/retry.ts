@@ -41,7 +41,9 @@ function classifyStatus(status: number): FailureClass {
 }
 
 /** A failed result as data: `{ ok: false, error: { class, message } }` (executors) or `{ approved: false }` (the Vaglio). */
-function isFailedResult(value: unknown): value is { ok?: false; approved?: false; error?: { class?: unknown } } {
+function isFailedResult(
+  value: unknown,
+): value is { ok?: false; approved?: false; error?: { class?: unknown } } {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as { ok?: unknown; approved?: unknown };
   return record.ok === false || record.approved === false;
@@ -71,7 +73,8 @@ export function classifyFailure(failure: unknown): FailureClass {
     return TRANSIENT_ERROR_CLASSES.has(errorClass) ? 'transient' : 'permanent';
   }
   if (ProviderHttpError.isInstance(failure)) return classifyStatus(failure.status);
-  if (ProviderTimeoutError.isInstance(failure) || ProviderUnreachableError.isInstance(failure)) return 'transient';
+  if (ProviderTimeoutError.isInstance(failure) || ProviderUnreachableError.isInstance(failure))
+    return 'transient';
   if (
     ProviderAbortedError.isInstance(failure) ||
     ProviderConfigError.isInstance(failure) ||
@@ -156,7 +159,10 @@ function retryAfterOf(failure: unknown): number | undefined {
  * @example
  * const response = await withRetry(({ signal }) => model.generate({ ...request, signal }), { attempts: 3, signal });
  */
-export async function withRetry<T>(fn: (attempt: RetryAttempt) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export async function withRetry<T>(
+  fn: (attempt: RetryAttempt) => Promise<T>,
+  options: RetryOptions = {},
+): Promise<T> {
   const attempts = Math.max(1, options.attempts ?? 3);
   const baseDelayMs = options.baseDelayMs ?? 500;
   const maxDelayMs = options.maxDelayMs ?? 10_000;

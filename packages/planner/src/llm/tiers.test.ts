@@ -45,7 +45,10 @@ think = false
     expect(withMiddle.aliases).toEqual({ wise: 'middle' });
 
     const withWise = createTiers(
-      { fast: { provider: 'ollama', model: 'qwen3:8b' }, wise: { provider: 'anthropic', model: 'claude-sonnet-4-6' } },
+      {
+        fast: { provider: 'ollama', model: 'qwen3:8b' },
+        wise: { provider: 'anthropic', model: 'claude-sonnet-4-6' },
+      },
       { env: { ANTHROPIC_API_KEY: 'sk-ant' } },
     );
     expect(withWise.middle).toBe(withWise.fast);
@@ -86,20 +89,32 @@ prompt = "Weigh the options."
       { env: { METNOS_TEST_ANTHROPIC_KEY: 'from-env' } },
     );
     expect(tiers.aliases).toEqual({});
-    const request = { system: 'You are Metnos.', messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+    const request = {
+      system: 'You are Metnos.',
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      tools: [],
+    };
     await tiers.fast.generate(request);
     await tiers.middle.generate(request);
     expect((await tiers.wise.generate(request)).text).toBe('wise answer');
     const [fast, middle] = ollama.requests.map((seen) => seen.body as Record<string, unknown>);
     expect(fast).toMatchObject({ model: 'qwen3:8b', think: false, options: { num_predict: 512 } });
     expect(middle).toMatchObject({ model: 'qwen3:32b', think: true });
-    expect((middle!.messages as Array<{ content: string }>)[0]!.content).toBe('You are Metnos.\n\nThink it through before you answer.');
+    expect((middle!.messages as Array<{ content: string }>)[0]!.content).toBe(
+      'You are Metnos.\n\nThink it through before you answer.',
+    );
     const wise = anthropic.requests[0]!.body as Record<string, unknown>;
-    expect(wise).toMatchObject({ model: 'claude-sonnet-4-6', max_tokens: 2048, system: [{ type: 'text', text: 'You are Metnos.\n\nWeigh the options.' }] });
+    expect(wise).toMatchObject({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 2048,
+      system: [{ type: 'text', text: 'You are Metnos.\n\nWeigh the options.' }],
+    });
   });
 
   it('reads extra prices from [runtime.llm.pricing]', async () => {
-    const anthropic = await startAnthropicServer([{ text: 'ok', usage: { inputTokens: 1_000_000, outputTokens: 0 } }]);
+    const anthropic = await startAnthropicServer([
+      { text: 'ok', usage: { inputTokens: 1_000_000, outputTokens: 0 } },
+    ]);
     servers.push(anthropic);
     const tiers = createTiersFromToml(
       `
@@ -113,41 +128,67 @@ base_url = "${anthropic.baseUrl}"
 `,
       { env: { ANTHROPIC_API_KEY: 'k' } },
     );
-    expect((await tiers.fast.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] })).costUsd).toBe(2);
+    expect(
+      (await tiers.fast.generate({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] }))
+        .costUsd,
+    ).toBe(2);
   });
 });
 
 describe('tier configuration errors', () => {
   it('requires an explicit model and names the tier at fault', () => {
-    const error = configError(() => createTiers({ fast: { provider: 'ollama', model: 'qwen3:8b' }, middle: { provider: 'ollama' } }));
+    const error = configError(() =>
+      createTiers({ fast: { provider: 'ollama', model: 'qwen3:8b' }, middle: { provider: 'ollama' } }),
+    );
     expect(error.field).toBe('runtime.llm.middle.model');
   });
 
   it('requires [runtime.llm.fast]', () => {
-    expect(configError(() => createTiers({ wise: { provider: 'ollama', model: 'x' } })).field).toBe('runtime.llm.fast');
+    expect(configError(() => createTiers({ wise: { provider: 'ollama', model: 'x' } })).field).toBe(
+      'runtime.llm.fast',
+    );
     expect(configError(() => createTiersFromToml('[workspace]\nroot = "."')).field).toBe('runtime.llm');
     expect(configError(() => createTiersFromToml('[runtime.llm.fast\n')).field).toBe('runtime.llm');
   });
 
   it('refuses unknown providers, unknown keys and misplaced switches', () => {
-    expect(configError(() => createTiers({ fast: { provider: 'gemini', model: 'x' } })).field).toBe('runtime.llm.fast.provider');
-    expect(configError(() => createTiers({ fast: { provider: 'ollama', model: 'x', temperature: 1 } })).message).toMatch(/temperature/);
-    expect(configError(() => createTiers({ fast: { provider: 'ollama', model: 'x', api_key_env: 'K' } })).field).toBe('runtime.llm.fast.api_key_env');
-    expect(configError(() => createTiers({ fast: { provider: 'openai', model: 'x', think: true } }, { env: { OPENAI_API_KEY: 'k' } })).field).toBe(
-      'runtime.llm.fast.think',
+    expect(configError(() => createTiers({ fast: { provider: 'gemini', model: 'x' } })).field).toBe(
+      'runtime.llm.fast.provider',
     );
+    expect(
+      configError(() => createTiers({ fast: { provider: 'ollama', model: 'x', temperature: 1 } })).message,
+    ).toMatch(/temperature/);
+    expect(
+      configError(() => createTiers({ fast: { provider: 'ollama', model: 'x', api_key_env: 'K' } })).field,
+    ).toBe('runtime.llm.fast.api_key_env');
+    expect(
+      configError(() =>
+        createTiers(
+          { fast: { provider: 'openai', model: 'x', think: true } },
+          { env: { OPENAI_API_KEY: 'k' } },
+        ),
+      ).field,
+    ).toBe('runtime.llm.fast.think');
   });
 
   it('fails at construction when a key is missing or the base URL is plain http to a remote host', () => {
-    expect(configError(() => createTiers({ fast: { provider: 'openai', model: 'gpt-4o', api_key_env: 'NOPE' } }, { env: {} })).message).toContain(
-      'NOPE',
-    );
-    expect(configError(() => createTiers({ fast: { provider: 'ollama', model: 'qwen3:8b', base_url: 'http://gpu-box.lan:11434' } })).field).toBe(
-      'base_url',
-    );
+    expect(
+      configError(() =>
+        createTiers({ fast: { provider: 'openai', model: 'gpt-4o', api_key_env: 'NOPE' } }, { env: {} }),
+      ).message,
+    ).toContain('NOPE');
+    expect(
+      configError(() =>
+        createTiers({
+          fast: { provider: 'ollama', model: 'qwen3:8b', base_url: 'http://gpu-box.lan:11434' },
+        }),
+      ).field,
+    ).toBe('base_url');
   });
 
   it('exports the schema for the app to parse [runtime.llm] once', () => {
-    expect(llmConfigSchema.safeParse({ fast: { provider: 'ollama', model: 'qwen3:8b', think: false } }).success).toBe(true);
+    expect(
+      llmConfigSchema.safeParse({ fast: { provider: 'ollama', model: 'qwen3:8b', think: false } }).success,
+    ).toBe(true);
   });
 });

@@ -16,7 +16,10 @@ export const tierConfigSchema = z
     prompt: z.string().optional(),
     base_url: z.string().min(1).optional(),
     /** Name of the environment variable that holds the API key (never the key itself). */
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .optional(),
     timeout_ms: z.number().int().positive().optional(),
     max_tokens: z.number().int().positive().optional(),
   })
@@ -75,7 +78,11 @@ function parseSection(config: unknown): LlmConfig {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const path = ['runtime', 'llm', ...issue.path.map(String)].join('.');
-  throw new ProviderConfigError({ field: path, message: `[runtime.llm] ${path}: ${issue.message}`, cause: parsed.error });
+  throw new ProviderConfigError({
+    field: path,
+    message: `[runtime.llm] ${path}: ${issue.message}`,
+    cause: parsed.error,
+  });
 }
 
 function buildModel(tier: Tier, config: TierConfig, options: TierOptions, pricing: PricingTable): ChatModel {
@@ -104,7 +111,13 @@ function buildModel(tier: Tier, config: TierConfig, options: TierOptions, pricin
       message: `[runtime.llm.${tier}] think is an Ollama switch; ${config.provider} does not take it`,
     });
   }
-  return createChatModel({ provider: config.provider, ...common, apiKeyEnv: config.api_key_env, env: options.env, pricing });
+  return createChatModel({
+    provider: config.provider,
+    ...common,
+    apiKeyEnv: config.api_key_env,
+    env: options.env,
+    pricing,
+  });
 }
 
 /**
@@ -142,11 +155,18 @@ export function createTiersFromToml(text: string, options: TierOptions = {}): Ti
   try {
     document = parseToml(text) as Record<string, unknown>;
   } catch (cause) {
-    throw new ProviderConfigError({ field: 'runtime.llm', message: `metnos.toml is not valid TOML: ${(cause as Error).message}`, cause });
+    throw new ProviderConfigError({
+      field: 'runtime.llm',
+      message: `metnos.toml is not valid TOML: ${(cause as Error).message}`,
+      cause,
+    });
   }
   const runtime = document.runtime as Record<string, unknown> | undefined;
   if (runtime?.llm === undefined) {
-    throw new ProviderConfigError({ field: 'runtime.llm', message: 'metnos.toml has no [runtime.llm.fast] section' });
+    throw new ProviderConfigError({
+      field: 'runtime.llm',
+      message: 'metnos.toml has no [runtime.llm.fast] section',
+    });
   }
   return createTiers(runtime.llm, options);
 }

@@ -9,7 +9,8 @@ function nested(depth: number): unknown {
 
 describe('hardenToolArgs', () => {
   it('strips __proto__, constructor and prototype keys at every depth, without polluting anything', () => {
-    const raw = '{"path":"a","__proto__":{"polluted":true},"nested":{"constructor":{"prototype":{"x":1}},"list":[{"prototype":1,"ok":2}]}}';
+    const raw =
+      '{"path":"a","__proto__":{"polluted":true},"nested":{"constructor":{"prototype":{"x":1}},"list":[{"prototype":1,"ok":2}]}}';
     const result = hardenToolArgs(raw);
     expect(result).toEqual({ ok: true, args: { path: 'a', nested: { list: [{ ok: 2 }] } } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -57,12 +58,16 @@ describe('checkToolCall', () => {
   });
 
   it('answers unusable arguments with the same generic message', () => {
-    const checked = checkToolCall({ id: 'c2', name: 'fs_read', args: nested(100) }, [{ name: 'fs_read', description: '', parameters: {} }]);
+    const checked = checkToolCall({ id: 'c2', name: 'fs_read', args: nested(100) }, [
+      { name: 'fs_read', description: '', parameters: {} },
+    ]);
     expect(checked).toMatchObject({ ok: false, message: TOOL_UNAVAILABLE, code: 'too_deep' });
   });
 
   it('returns hardened arguments for an offered tool', () => {
-    expect(checkToolCall({ id: 'c3', name: 'fs_read', args: '{"path":"x","constructor":1}' }, ['fs_read'])).toEqual({
+    expect(
+      checkToolCall({ id: 'c3', name: 'fs_read', args: '{"path":"x","constructor":1}' }, ['fs_read']),
+    ).toEqual({
       ok: true,
       id: 'c3',
       name: 'fs_read',

@@ -65,11 +65,17 @@ export function hardenToolArgs(raw: unknown): HardenedArgs {
   try {
     clean = scrub(value, 1);
   } catch (error) {
-    if (error instanceof TooDeep) return { ok: false, code: 'too_deep', reason: `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels` };
+    if (error instanceof TooDeep)
+      return {
+        ok: false,
+        code: 'too_deep',
+        reason: `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels`,
+      };
     throw error;
   }
   const parsed = argumentsSchema.safeParse(clean);
-  if (!parsed.success || Array.isArray(clean)) return { ok: false, code: 'not_object', reason: 'arguments must be a JSON object' };
+  if (!parsed.success || Array.isArray(clean))
+    return { ok: false, code: 'not_object', reason: 'arguments must be a JSON object' };
   return { ok: true, args: parsed.data };
 }
 
@@ -109,7 +115,13 @@ export function checkToolCall(call: ToolCall, offered: Iterable<string | ToolSpe
   }
   const hardened = hardenToolArgs(call.args);
   if (!hardened.ok) {
-    return { ok: false, id: call.id, message: TOOL_UNAVAILABLE, code: hardened.code, detail: `${call.name}: ${hardened.reason}` };
+    return {
+      ok: false,
+      id: call.id,
+      message: TOOL_UNAVAILABLE,
+      code: hardened.code,
+      detail: `${call.name}: ${hardened.reason}`,
+    };
   }
   return { ok: true, id: call.id, name: call.name, args: hardened.args };
 }

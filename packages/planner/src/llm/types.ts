@@ -62,7 +62,14 @@ export interface TokenUsage {
  * Why the model stopped: `stop` (a final answer), `tool-calls`, `length`
  * (hit max tokens), `content-filter`, `error`, `other`.
  */
-export type FinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'interrupted' | 'other';
+export type FinishReason =
+  | 'stop'
+  | 'length'
+  | 'content-filter'
+  | 'tool-calls'
+  | 'error'
+  | 'interrupted'
+  | 'other';
 
 /** One model answer. */
 export interface ChatResponse {

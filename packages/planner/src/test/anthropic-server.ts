@@ -40,16 +40,24 @@ const anthropicDialect: WireDialect = {
     }
     return undefined;
   },
-  errorBody: (status, message) => ({ type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } }),
+  errorBody: (status, message) => ({
+    type: 'error',
+    error: { type: ERROR_TYPES[status] ?? 'api_error', message },
+  }),
   reply(step: WireReply, body: WireRequestBody, response: ServerResponse) {
     const id = `msg_${++messages}`;
     const model = body.model ?? 'unknown';
     const usage = usageOf(step);
-    const calls = (step.toolCalls ?? []).map((call, index) => ({ id: call.id ?? `toolu_${messages}_${index}`, name: call.name, call }));
+    const calls = (step.toolCalls ?? []).map((call, index) => ({
+      id: call.id ?? `toolu_${messages}_${index}`,
+      name: call.name,
+      call,
+    }));
     const stopReason = step.finishReason ?? (calls.length > 0 ? 'tool_use' : 'end_turn');
     if (body.stream !== true) {
       const content: unknown[] = [];
-      if (step.thinking !== undefined) content.push({ type: 'thinking', thinking: step.thinking, signature: 'scripted' });
+      if (step.thinking !== undefined)
+        content.push({ type: 'thinking', thinking: step.thinking, signature: 'scripted' });
       if (step.text !== undefined && step.text !== '') content.push({ type: 'text', text: step.text });
       for (const { id: callId, name, call } of calls) {
         content.push({ type: 'tool_use', id: callId, name, input: call.args });
@@ -68,7 +76,16 @@ const anthropicDialect: WireDialect = {
     const send = startEventStream(response);
     const event = (type: string, data: Record<string, unknown>) => send({ type, ...data }, type);
     event('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.inputTokens, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.inputTokens, output_tokens: 1 },
+      },
     });
     let index = 0;
     const block = (start: Record<string, unknown>, deltas: Record<string, unknown>[]) => {
@@ -84,12 +101,20 @@ const anthropicDialect: WireDialect = {
       ]);
     }
     if (step.text !== undefined && step.text !== '') {
-      block({ type: 'text', text: '' }, pieces(step.text).map((text) => ({ type: 'text_delta', text })));
+      block(
+        { type: 'text', text: '' },
+        pieces(step.text).map((text) => ({ type: 'text_delta', text })),
+      );
     }
     for (const { id: callId, name, call } of calls) {
-      block({ type: 'tool_use', id: callId, name, input: {} }, [{ type: 'input_json_delta', partial_json: argsText(call) }]);
+      block({ type: 'tool_use', id: callId, name, input: {} }, [
+        { type: 'input_json_delta', partial_json: argsText(call) },
+      ]);
     }
-    event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.outputTokens } });
+    event('message_delta', {
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.outputTokens },
+    });
     event('message_stop', {});
     response.end();
   },
@@ -105,6 +130,9 @@ const anthropicDialect: WireDialect = {
  * const anthropic = await startAnthropicServer([{ text: 'hello' }], { apiKey: 'sk-ant-test' });
  * const model = createAnthropicModel({ model: 'claude-sonnet-4-6', apiKey: 'sk-ant-test', baseUrl: anthropic.baseUrl });
  */
-export function startAnthropicServer(script: WireStep[] = [], options: WireServerOptions = {}): Promise<WireServer> {
+export function startAnthropicServer(
+  script: WireStep[] = [],
+  options: WireServerOptions = {},
+): Promise<WireServer> {
   return startWireServer(anthropicDialect, script, options);
 }

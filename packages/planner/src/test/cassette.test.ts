@@ -13,11 +13,20 @@ import {
 import { createScriptedModel, type ScriptStep } from './scripted-model.ts';
 
 const TOOLS: ToolSpec[] = [
-  { name: 'fs_read', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  {
+    name: 'fs_read',
+    description: 'Read a file.',
+    parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  },
 ];
 
 /** A two-step ReAct loop in miniature: call the model, run the tool, feed the observation back. */
-async function runTurn(model: ChatModel, query: string, observation = 'buy milk', system = 'You are Metnos.') {
+async function runTurn(
+  model: ChatModel,
+  query: string,
+  observation = 'buy milk',
+  system = 'You are Metnos.',
+) {
   const messages: ChatMessage[] = [{ role: 'user', content: query }];
   const responses: ChatResponse[] = [];
   for (let step = 0; step < 4; step++) {
@@ -26,21 +35,32 @@ async function runTurn(model: ChatModel, query: string, observation = 'buy milk'
     if (response.toolCalls.length === 0) break;
     messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
     for (const call of response.toolCalls) {
-      messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: JSON.stringify({ ok: true, content: observation }) });
+      messages.push({
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: JSON.stringify({ ok: true, content: observation }),
+      });
     }
   }
   return responses;
 }
 
 const SCRIPT: ScriptStep[] = [
-  { toolCalls: [{ id: 'call_x1', name: 'fs_read', args: { path: 'notes.txt' } }], usage: { inputTokens: 120, outputTokens: 12 } },
+  {
+    toolCalls: [{ id: 'call_x1', name: 'fs_read', args: { path: 'notes.txt' } }],
+    usage: { inputTokens: 120, outputTokens: 12 },
+  },
   { text: 'Your note says: buy milk.', usage: { inputTokens: 160, outputTokens: 9 } },
 ];
 
 const fixedClock = () => new Date('2026-04-27T10:00:00Z');
 
 async function recorded(script = SCRIPT, options: Parameters<typeof createRecordingModel>[1] = {}) {
-  const recorder = createRecordingModel(createScriptedModel(script, { id: 'qwen3:8b', provider: 'ollama' }), { now: fixedClock, ...options });
+  const recorder = createRecordingModel(createScriptedModel(script, { id: 'qwen3:8b', provider: 'ollama' }), {
+    now: fixedClock,
+    ...options,
+  });
   const responses = await runTurn(recorder, 'what does notes.txt say?');
   return { cassette: recorder.toCassette(), responses };
 }
@@ -91,7 +111,9 @@ describe('cassette record and replay', () => {
 
   it('throws on prompt drift and names the turn that drifted', async () => {
     const { cassette } = await recorded();
-    const drift = await runTurn(createCassetteModel(cassette), 'what does notes.txt say?', 'buy bread').catch((error: unknown) => error);
+    const drift = await runTurn(createCassetteModel(cassette), 'what does notes.txt say?', 'buy bread').catch(
+      (error: unknown) => error,
+    );
     expect(CassetteError.isInstance(drift)).toBe(true);
     expect((drift as CassetteError).reason).toBe('prompt_drift');
     expect((drift as CassetteError).turnIndex).toBe(1);
@@ -100,14 +122,21 @@ describe('cassette record and replay', () => {
 
   it('tolerates drift when strict is off', async () => {
     const { cassette, responses } = await recorded();
-    const replayed = await runTurn(createCassetteModel(cassette, { strict: false }), 'something else entirely', 'buy bread');
+    const replayed = await runTurn(
+      createCassetteModel(cassette, { strict: false }),
+      'something else entirely',
+      'buy bread',
+    );
     expect(replayed).toEqual(responses);
   });
 
   it('stores redacted answers while the caller still gets the original', async () => {
     const secret: ScriptStep[] = [{ text: 'Mail alice@example.com with the key sk-live-123.' }];
     const recorder = createRecordingModel(createScriptedModel(secret), {
-      redact: (response) => ({ ...response, text: response.text.replace(/\S+@\S+/g, '<EMAIL>').replace(/sk-\S+/g, '<KEY>') }),
+      redact: (response) => ({
+        ...response,
+        text: response.text.replace(/\S+@\S+/g, '<EMAIL>').replace(/sk-\S+/g, '<KEY>'),
+      }),
     });
     const [live] = await runTurn(recorder, 'who do I mail?');
     expect(live!.text).toContain('alice@example.com');
@@ -119,7 +148,9 @@ describe('cassette record and replay', () => {
   });
 
   it('refuses, at capture time, answers JSON cannot carry', async () => {
-    const recorder = createRecordingModel(createScriptedModel([{ toolCalls: [{ name: 'fs_read', args: { size: 10n } }] }]));
+    const recorder = createRecordingModel(
+      createScriptedModel([{ toolCalls: [{ name: 'fs_read', args: { size: 10n } }] }]),
+    );
     const error = await runTurn(recorder, 'go').catch((caught: unknown) => caught);
     expect(CassetteError.isInstance(error) && error.reason).toBe('not_serializable');
   });
@@ -155,7 +186,9 @@ describe('cassette integrity', () => {
 
   it('detects an entry spliced in from another cassette, even with the envelope re-sealed', async () => {
     const target = throughFile((await recorded()).cassette);
-    const donor = throughFile((await recorded([SCRIPT[0]!, { text: 'Your note says: wire money.' }])).cassette);
+    const donor = throughFile(
+      (await recorded([SCRIPT[0]!, { text: 'Your note says: wire money.' }])).cassette,
+    );
     target.entries[1] = donor.entries[1]!;
     target.envelopeHash = digest({
       version: target.version,
@@ -187,13 +220,21 @@ describe('cassette integrity', () => {
       recordedAt: '2026-04-27T10:00:00Z',
       recordedProvider: 'hand',
       recordedModel: 'fixture',
-      entries: [{ turnIndex: 0, promptHash: hashPrompt(request), response: { text: 'hello', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } } }],
+      entries: [
+        {
+          turnIndex: 0,
+          promptHash: hashPrompt(request),
+          response: { text: 'hello', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } },
+        },
+      ],
     };
     expect(refusal(() => createCassetteModel(handWritten)).reason).toBe('integrity_required');
     const replay = createCassetteModel(handWritten, { requireIntegrity: false });
     expect((await replay.generate(request)).text).toBe('hello');
     const shuffled = { ...handWritten, entries: [{ ...handWritten.entries[0]!, turnIndex: 3 }] };
-    expect(refusal(() => createCassetteModel(shuffled, { requireIntegrity: false })).reason).toBe('turn_order');
+    expect(refusal(() => createCassetteModel(shuffled, { requireIntegrity: false })).reason).toBe(
+      'turn_order',
+    );
   });
 
   it('refuses something that is not a cassette', () => {
@@ -205,11 +246,16 @@ describe('cassette integrity', () => {
 describe('hash filters', () => {
   const stripSession: HashFilter = {
     id: 'strip-session-v1',
-    normalize: (prompt) => ({ ...prompt, system: prompt.system.replace(/session=[a-f0-9-]+/g, 'session=<id>') }),
+    normalize: (prompt) => ({
+      ...prompt,
+      system: prompt.system.replace(/session=[a-f0-9-]+/g, 'session=<id>'),
+    }),
   };
 
   async function recordWith(filter: HashFilter | undefined, session: string) {
-    const recorder = createRecordingModel(createScriptedModel(SCRIPT), { ...(filter ? { hashFilter: filter } : {}) });
+    const recorder = createRecordingModel(createScriptedModel(SCRIPT), {
+      ...(filter ? { hashFilter: filter } : {}),
+    });
     await runTurn(recorder, 'what does notes.txt say?', 'buy milk', `You are Metnos. session=${session}`);
     return recorder.toCassette();
   }
@@ -218,16 +264,22 @@ describe('hash filters', () => {
     const cassette = await recordWith(stripSession, 'aaaa-1111');
     expect(cassette.hashFilter).toBe('strip-session-v1');
     const replay = createCassetteModel(cassette, { hashFilter: stripSession });
-    await expect(runTurn(replay, 'what does notes.txt say?', 'buy milk', 'You are Metnos. session=bbbb-2222')).resolves.toHaveLength(2);
+    await expect(
+      runTurn(replay, 'what does notes.txt say?', 'buy milk', 'You are Metnos. session=bbbb-2222'),
+    ).resolves.toHaveLength(2);
   });
 
   it('throws when only one side filters, either way round, or the filters differ', async () => {
     const filtered = await recordWith(stripSession, 'aaaa-1111');
     const plain = await recordWith(undefined, 'aaaa-1111');
     expect(refusal(() => createCassetteModel(filtered)).reason).toBe('filter_mismatch');
-    expect(refusal(() => createCassetteModel(plain, { hashFilter: stripSession })).reason).toBe('filter_mismatch');
+    expect(refusal(() => createCassetteModel(plain, { hashFilter: stripSession })).reason).toBe(
+      'filter_mismatch',
+    );
     const other: HashFilter = { id: 'strip-session-v2', normalize: stripSession.normalize };
-    expect(refusal(() => createCassetteModel(filtered, { hashFilter: other })).reason).toBe('filter_mismatch');
+    expect(refusal(() => createCassetteModel(filtered, { hashFilter: other })).reason).toBe(
+      'filter_mismatch',
+    );
   });
 
   it('records the filter identity under the envelope hash', async () => {
@@ -241,13 +293,23 @@ describe('diffCassettes', () => {
   it('ignores tool-call ids and key order, and compares names and arguments', async () => {
     const a = (await recorded()).cassette;
     const sameBehaviour = (
-      await recorded([{ toolCalls: [{ id: 'call_other', name: 'fs_read', args: { path: 'notes.txt' } }] }, SCRIPT[1]!])
+      await recorded([
+        { toolCalls: [{ id: 'call_other', name: 'fs_read', args: { path: 'notes.txt' } }] },
+        SCRIPT[1]!,
+      ])
     ).cassette;
     expect(diffCassettes(a, sameBehaviour)).toEqual([]);
 
-    const otherFile = (await recorded([{ toolCalls: [{ name: 'fs_read', args: { path: 'todo.txt' } }] }, SCRIPT[1]!])).cassette;
+    const otherFile = (
+      await recorded([{ toolCalls: [{ name: 'fs_read', args: { path: 'todo.txt' } }] }, SCRIPT[1]!])
+    ).cassette;
     expect(diffCassettes(a, otherFile)).toEqual([
-      { turnIndex: 0, field: 'toolCalls', a: [{ name: 'fs_read', args: { path: 'notes.txt' } }], b: [{ name: 'fs_read', args: { path: 'todo.txt' } }] },
+      {
+        turnIndex: 0,
+        field: 'toolCalls',
+        a: [{ name: 'fs_read', args: { path: 'notes.txt' } }],
+        b: [{ name: 'fs_read', args: { path: 'todo.txt' } }],
+      },
     ]);
   });
 

@@ -41,7 +41,9 @@ export class CassetteError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is CassetteError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[cassetteMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[cassetteMarker] === true
+    );
   }
 }
 
@@ -113,13 +115,21 @@ export type CassetteResponse = z.infer<typeof responseSchema>;
  * @example
  * const promptHash = hashPrompt({ system: 's', messages: [{ role: 'user', content: 'hi' }], tools: [] });
  */
-export function hashPrompt(request: PromptView | ChatRequest | RecordedChatRequest, filter?: HashFilter): string {
+export function hashPrompt(
+  request: PromptView | ChatRequest | RecordedChatRequest,
+  filter?: HashFilter,
+): string {
   const view: PromptView = { system: request.system, messages: request.messages, tools: request.tools };
   return digest(filter ? filter.normalize(structuredClone(view)) : view);
 }
 
 function responseHash(cassetteId: string, entry: Omit<CassetteEntry, 'responseHash'>): string {
-  return digest({ cassetteId, turnIndex: entry.turnIndex, promptHash: entry.promptHash, response: entry.response });
+  return digest({
+    cassetteId,
+    turnIndex: entry.turnIndex,
+    promptHash: entry.promptHash,
+    response: entry.response,
+  });
 }
 
 function envelopeHash(cassette: Cassette): string {
@@ -184,7 +194,9 @@ export function createRecordingModel(model: ChatModel, options: RecordingOptions
       try {
         // Round-trip through JSON now, so the hash covers exactly what a cassette file will hold.
         const copy = responseSchema.parse(JSON.parse(canonicalJson(response)));
-        stored = options.redact ? responseSchema.parse(JSON.parse(canonicalJson(options.redact(copy)))) : copy;
+        stored = options.redact
+          ? responseSchema.parse(JSON.parse(canonicalJson(options.redact(copy))))
+          : copy;
       } catch (cause) {
         throw new CassetteError({
           reason: 'not_serializable',
@@ -239,22 +251,37 @@ function verify(input: unknown, options: ReplayOptions): Cassette {
   const parsed = cassetteSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new CassetteError({ reason: 'malformed', message: `not a cassette: ${issue.path.join('.')}: ${issue.message}`, cause: parsed.error });
+    throw new CassetteError({
+      reason: 'malformed',
+      message: `not a cassette: ${issue.path.join('.')}: ${issue.message}`,
+      cause: parsed.error,
+    });
   }
   const cassette = parsed.data;
   if (cassette.version === 1) {
     const carriesV2 =
-      V2_ONLY_FIELDS.some((field) => cassette[field] !== undefined) || cassette.entries.some((entry) => entry.responseHash !== undefined);
+      V2_ONLY_FIELDS.some((field) => cassette[field] !== undefined) ||
+      cassette.entries.some((entry) => entry.responseHash !== undefined);
     if (carriesV2) {
-      throw new CassetteError({ reason: 'downgrade', message: 'a version-1 cassette carries version-2 integrity fields: downgrade tampering suspected' });
+      throw new CassetteError({
+        reason: 'downgrade',
+        message: 'a version-1 cassette carries version-2 integrity fields: downgrade tampering suspected',
+      });
     }
     if (options.requireIntegrity !== false) {
-      throw new CassetteError({ reason: 'integrity_required', message: 'a version-1 cassette has no integrity hashes; re-record it, or pass requireIntegrity: false' });
+      throw new CassetteError({
+        reason: 'integrity_required',
+        message:
+          'a version-1 cassette has no integrity hashes; re-record it, or pass requireIntegrity: false',
+      });
     }
   } else {
     const { cassetteId, envelopeHash: sealed } = cassette;
     if (cassetteId === undefined || sealed === undefined || cassette.hashFilter === undefined) {
-      throw new CassetteError({ reason: 'integrity', message: 'a version-2 cassette lacks cassetteId, hashFilter or envelopeHash' });
+      throw new CassetteError({
+        reason: 'integrity',
+        message: 'a version-2 cassette lacks cassetteId, hashFilter or envelopeHash',
+      });
     }
     for (const entry of cassette.entries) {
       if (entry.responseHash !== responseHash(cassetteId, entry)) {
@@ -266,7 +293,10 @@ function verify(input: unknown, options: ReplayOptions): Cassette {
       }
     }
     if (sealed !== envelopeHash(cassette)) {
-      throw new CassetteError({ reason: 'integrity', message: 'the envelope does not match its envelopeHash (metadata or entry list edited)' });
+      throw new CassetteError({
+        reason: 'integrity',
+        message: 'the envelope does not match its envelopeHash (metadata or entry list edited)',
+      });
     }
   }
   cassette.entries.forEach((entry, position) => {
@@ -358,7 +388,11 @@ function behaviour(response: CassetteResponse) {
  * const drift = diffCassettes(recordedWithQwen, recordedWithGemma, { ignoreText: true });
  * expect(drift).toEqual([]);
  */
-export function diffCassettes(a: Cassette, b: Cassette, options: { ignoreText?: boolean } = {}): CassetteDifference[] {
+export function diffCassettes(
+  a: Cassette,
+  b: Cassette,
+  options: { ignoreText?: boolean } = {},
+): CassetteDifference[] {
   const differences: CassetteDifference[] = [];
   const turns = Math.max(a.entries.length, b.entries.length);
   for (let turnIndex = 0; turnIndex < turns; turnIndex++) {

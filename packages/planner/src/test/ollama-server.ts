@@ -49,7 +49,9 @@ const ollamaDialect: WireDialect = {
     }
     response.writeHead(200, { 'content-type': 'application/x-ndjson' });
     const line = (message: Record<string, unknown>, extra: Record<string, unknown> = { done: false }) =>
-      response.write(`${JSON.stringify({ model, created_at: createdAt, message: { role: 'assistant', content: '', ...message }, ...extra })}\n`);
+      response.write(
+        `${JSON.stringify({ model, created_at: createdAt, message: { role: 'assistant', content: '', ...message }, ...extra })}\n`,
+      );
     if (step.thinking !== undefined) line({ thinking: step.thinking });
     for (const piece of pieces(step.text ?? '')) line({ content: piece });
     if (toolCalls.length > 0) line({ tool_calls: toolCalls });
@@ -68,6 +70,9 @@ const ollamaDialect: WireDialect = {
  * const ollama = await startOllamaServer([{ toolCalls: [{ name: 'fs_read', args: { path: 'a' } }] }, { text: 'done' }]);
  * const model = createOllamaModel({ model: 'qwen3:8b', baseUrl: ollama.baseUrl });
  */
-export function startOllamaServer(script: WireStep[] = [], options: WireServerOptions = {}): Promise<WireServer> {
+export function startOllamaServer(
+  script: WireStep[] = [],
+  options: WireServerOptions = {},
+): Promise<WireServer> {
   return startWireServer(ollamaDialect, script, options);
 }

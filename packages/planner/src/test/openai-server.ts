@@ -35,7 +35,12 @@ const openAiDialect: WireDialect = {
     return undefined;
   },
   errorBody: (status, message) => ({
-    error: { message, type: ERROR_TYPES[status]?.type ?? 'server_error', param: null, code: ERROR_TYPES[status]?.code ?? null },
+    error: {
+      message,
+      type: ERROR_TYPES[status]?.type ?? 'server_error',
+      param: null,
+      code: ERROR_TYPES[status]?.code ?? null,
+    },
   }),
   reply(step: WireReply, body: WireRequestBody, response: ServerResponse) {
     const id = `chatcmpl-${++completions}`;
@@ -77,16 +82,27 @@ const openAiDialect: WireDialect = {
     }
     const send = startEventStream(response);
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-      send({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+      send({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      });
     chunk({ role: 'assistant', content: '' });
     for (const piece of pieces(step.text ?? '')) chunk({ content: piece });
     calls.forEach((call, index) => {
-      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+      chunk({
+        tool_calls: [
+          { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+        ],
+      });
       chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] });
     });
     chunk({}, finishReason);
     const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
-    if (streamOptions?.include_usage === true) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: wireUsage });
+    if (streamOptions?.include_usage === true)
+      send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: wireUsage });
     send('[DONE]');
     response.end();
   },
@@ -101,6 +117,9 @@ const openAiDialect: WireDialect = {
  * const openai = await startOpenAiServer([{ text: 'hello' }], { apiKey: 'sk-test' });
  * const model = createOpenAiModel({ model: 'gpt-4o', apiKey: 'sk-test', baseUrl: openai.baseUrl });
  */
-export function startOpenAiServer(script: WireStep[] = [], options: WireServerOptions = {}): Promise<WireServer> {
+export function startOpenAiServer(
+  script: WireStep[] = [],
+  options: WireServerOptions = {},
+): Promise<WireServer> {
   return startWireServer(openAiDialect, script, options);
 }

@@ -2,12 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { ProviderAbortedError, ProviderHttpError } from '../llm/errors.ts';
 import { createEchoModel, createScriptedModel, ScriptExhaustedError } from './scripted-model.ts';
 
-const request = (content: string) => ({ system: 'sys', messages: [{ role: 'user' as const, content }], tools: [] });
+const request = (content: string) => ({
+  system: 'sys',
+  messages: [{ role: 'user' as const, content }],
+  tools: [],
+});
 
 describe('createScriptedModel', () => {
   it('answers in order with text and tool calls, and records what it was asked', async () => {
     const model = createScriptedModel([
-      { toolCalls: [{ name: 'fs_read', args: { path: 'a' } }, { id: 'mine', name: 'fs_list', args: {} }] },
+      {
+        toolCalls: [
+          { name: 'fs_read', args: { path: 'a' } },
+          { id: 'mine', name: 'fs_list', args: {} },
+        ],
+      },
       { text: 'done', usage: { inputTokens: 7, outputTokens: 2 }, costUsd: 0.01 },
     ]);
     const controller = new AbortController();
@@ -18,14 +27,26 @@ describe('createScriptedModel', () => {
     ]);
     expect(first.finishReason).toBe('tool-calls');
     const second = await model.generate(request('two'));
-    expect(second).toMatchObject({ text: 'done', toolCalls: [], usage: { inputTokens: 7, outputTokens: 2 }, costUsd: 0.01, finishReason: 'stop' });
+    expect(second).toMatchObject({
+      text: 'done',
+      toolCalls: [],
+      usage: { inputTokens: 7, outputTokens: 2 },
+      costUsd: 0.01,
+      finishReason: 'stop',
+    });
     expect(model.requests.map((seen) => seen.messages[0]!.content)).toEqual(['one', 'two']);
     expect(model.requests[0]).toEqual({ ...request('one'), timeoutMs: 5 });
     expect(model.remaining()).toBe(0);
   });
 
   it('throws a scripted error, then ScriptExhaustedError past the end', async () => {
-    const rateLimited = new ProviderHttpError({ status: 429, bodySnippet: '', providerName: 'scripted', hint: 'rate-limited', retryAfterMs: 10 });
+    const rateLimited = new ProviderHttpError({
+      status: 429,
+      bodySnippet: '',
+      providerName: 'scripted',
+      hint: 'rate-limited',
+      retryAfterMs: 10,
+    });
     const model = createScriptedModel([{ error: rateLimited }]);
     await expect(model.generate(request('a'))).rejects.toBe(rateLimited);
     const exhausted = await model.generate(request('b')).catch((error: unknown) => error);

@@ -32,7 +32,9 @@ export class ScriptExhaustedError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is ScriptExhaustedError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[exhaustedMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[exhaustedMarker] === true
+    );
   }
 }
 
@@ -82,7 +84,8 @@ function createTestModel(
     ...(options.tier ? { tier: options.tier } : {}),
     requests,
     async generate(request): Promise<ChatResponse> {
-      if (request.signal?.aborted) throw new ProviderAbortedError({ providerName: options.provider, cause: request.signal.reason });
+      if (request.signal?.aborted)
+        throw new ProviderAbortedError({ providerName: options.provider, cause: request.signal.reason });
       const snapshot = snapshotRequest(request);
       const turnIndex = requests.length;
       requests.push(snapshot);
@@ -117,11 +120,14 @@ function createTestModel(
  * ]);
  */
 export function createScriptedModel(steps: ScriptEntry[], options: TestModelOptions = {}): ScriptedModel {
-  const model = createTestModel({ id: 'scripted', provider: 'scripted', ...options }, (request, turnIndex) => {
-    const entry = steps[turnIndex];
-    if (entry === undefined) throw new ScriptExhaustedError(steps.length);
-    return typeof entry === 'function' ? entry(request, turnIndex) : entry;
-  });
+  const model = createTestModel(
+    { id: 'scripted', provider: 'scripted', ...options },
+    (request, turnIndex) => {
+      const entry = steps[turnIndex];
+      if (entry === undefined) throw new ScriptExhaustedError(steps.length);
+      return typeof entry === 'function' ? entry(request, turnIndex) : entry;
+    },
+  );
   return { ...model, remaining: () => Math.max(0, steps.length - model.requests.length) };
 }
 

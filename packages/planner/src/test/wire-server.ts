@@ -114,7 +114,12 @@ function parseBody(text: string): unknown {
 }
 
 /** Writes one JSON response. */
-export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(text);
@@ -122,7 +127,11 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 
 /** Starts a streamed response of server-sent events; returns a writer for `data:` frames. */
 export function startEventStream(response: ServerResponse): (data: unknown, event?: string) => void {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   return (data, event) => {
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
     response.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${payload}\n\n`);
@@ -149,7 +158,11 @@ export function pieces(text: string): string[] {
  * dialect's endpoint consumes one step; an exhausted script answers 500.
  * Every request is recorded before anything else happens.
  */
-export async function startWireServer(dialect: WireDialect, script: WireStep[], options: WireServerOptions = {}): Promise<WireServer> {
+export async function startWireServer(
+  dialect: WireDialect,
+  script: WireStep[],
+  options: WireServerOptions = {},
+): Promise<WireServer> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -176,15 +189,24 @@ export async function startWireServer(dialect: WireDialect, script: WireStep[], 
     for (const [name, value] of Object.entries(request.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    const recorded: RecordedRequest = { method: request.method ?? 'GET', path: request.url ?? '/', headers, body: parseBody(text) };
+    const recorded: RecordedRequest = {
+      method: request.method ?? 'GET',
+      path: request.url ?? '/',
+      headers,
+      body: parseBody(text),
+    };
     requests.push(recorded);
     if (recorded.method !== 'POST' || recorded.path.split('?')[0] !== dialect.endpoint) {
-      return sendError(response, { status: 404, message: `no route for ${recorded.method} ${recorded.path}` });
+      return sendError(response, {
+        status: 404,
+        message: `no route for ${recorded.method} ${recorded.path}`,
+      });
     }
     const rejection = dialect.admit(recorded, options);
     if (rejection) return sendError(response, rejection);
     const step = steps.shift();
-    if (step === undefined) return sendError(response, { status: 500, message: 'the wire script is exhausted' });
+    if (step === undefined)
+      return sendError(response, { status: 500, message: 'the wire script is exhausted' });
     if ('hang' in step) return;
     if ('drop' in step) {
       request.socket.destroy();
@@ -193,7 +215,9 @@ export async function startWireServer(dialect: WireDialect, script: WireStep[], 
     if (step.delayMs !== undefined) await wait(step.delayMs);
     if (response.destroyed) return;
     if ('status' in step) return sendError(response, step);
-    const body = (typeof recorded.body === 'object' && recorded.body !== null ? recorded.body : {}) as WireRequestBody;
+    const body = (
+      typeof recorded.body === 'object' && recorded.body !== null ? recorded.body : {}
+    ) as WireRequestBody;
     dialect.reply(step, body, response);
   });
 

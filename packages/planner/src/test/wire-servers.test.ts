@@ -18,8 +18,16 @@ const dialects: Array<{
   start: (script: WireStep[]) => Promise<WireServer>;
   model: (server: WireServer) => LanguageModel;
 }> = [
-  { name: 'ollama', start: startOllamaServer, model: (server) => createOllama({ baseURL: `${server.baseUrl}/api` })('qwen3:8b') },
-  { name: 'openai', start: startOpenAiServer, model: (server) => createOpenAI({ baseURL: server.baseUrl, apiKey: 'k' }).chat('gpt-4o') },
+  {
+    name: 'ollama',
+    start: startOllamaServer,
+    model: (server) => createOllama({ baseURL: `${server.baseUrl}/api` })('qwen3:8b'),
+  },
+  {
+    name: 'openai',
+    start: startOpenAiServer,
+    model: (server) => createOpenAI({ baseURL: server.baseUrl, apiKey: 'k' }).chat('gpt-4o'),
+  },
   {
     name: 'anthropic',
     start: startAnthropicServer,
@@ -40,7 +48,12 @@ describe.each(dialects)('$name wire server, streamed', (dialect) => {
     const result = streamText({
       model: dialect.model(server),
       prompt: 'read a.txt',
-      tools: { fs_read: { description: 'read', inputSchema: jsonSchema({ type: 'object', properties: { path: { type: 'string' } } }) } },
+      tools: {
+        fs_read: {
+          description: 'read',
+          inputSchema: jsonSchema({ type: 'object', properties: { path: { type: 'string' } } }),
+        },
+      },
       maxRetries: 0,
     });
     expect(await result.text).toBe('Reading the file now.');
@@ -57,7 +70,11 @@ describe('wire server bookkeeping', () => {
     const server = await startOpenAiServer([{ text: 'one' }]);
     servers.push(server);
     const post = (path: string) =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m"}' });
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model":"m"}',
+      });
     expect((await post('/v1/embeddings')).status).toBe(404);
     expect((await post('/v1/chat/completions')).status).toBe(200);
     const exhausted = await post('/v1/chat/completions');
@@ -80,14 +97,20 @@ describe('wire server bookkeeping', () => {
     servers.push(server);
     const response = await fetch(`${server.baseUrl}/messages`, { method: 'POST', body: '{}' });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+    });
     expect(server.remaining()).toBe(1);
   });
 
   it('answers after a scripted delay', async () => {
     const server = await startOllamaServer([{ text: 'late', delayMs: 20 }]);
     servers.push(server);
-    const response = await fetch(`${server.url}/api/chat`, { method: 'POST', body: '{"model":"m","stream":false}' });
+    const response = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      body: '{"model":"m","stream":false}',
+    });
     expect(((await response.json()) as { message: { content: string } }).message.content).toBe('late');
   });
 });
