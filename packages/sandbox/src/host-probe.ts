@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { release } from 'node:os';
 import { ISOLATION_TIERS, type IsolationTier, tierRank } from '@metnos/executor-sdk';
+import { BWRAP_ISOLATION_FLAGS } from './bwrap-flags.ts';
 import { type CgroupLayout, detectCgroups } from './cgroup.ts';
 import { defaultHelperCacheDir, ensureHelper } from './helper.ts';
 
@@ -107,28 +108,7 @@ function bubblewrapWorks(bwrap: string, node: string, libraries: string[]): { ok
   const binds = [...libraries, node].flatMap((path) => ['--ro-bind', path, path]);
   const result = spawnSync(
     bwrap,
-    [
-      '--unshare-user',
-      '--unshare-pid',
-      '--unshare-ipc',
-      '--unshare-uts',
-      '--unshare-net',
-      '--uid',
-      '65534',
-      '--gid',
-      '65534',
-      '--disable-userns',
-      '--cap-drop',
-      'ALL',
-      '--die-with-parent',
-      '--new-session',
-      '--clearenv',
-      ...binds,
-      '--',
-      node,
-      '-e',
-      'process.stdout.write(String(process.getuid()))',
-    ],
+    [...BWRAP_ISOLATION_FLAGS, ...binds, '--', node, '-e', 'process.stdout.write(String(process.getuid()))'],
     { encoding: 'utf8', timeout: 20_000 },
   );
   if (result.status === 0 && result.stdout === '65534') return { ok: true, detail: '' };

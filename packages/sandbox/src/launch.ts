@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HARNESS_PATH, type IsolationTier, RUNTIME_DIR, tierRank } from '@metnos/executor-sdk';
+import { BWRAP_ISOLATION_FLAGS } from './bwrap-flags.ts';
 import { DEVICES_ALLOWED, ETC_READABLE, type ForbiddenSet } from './forbidden.ts';
 import { findBinary, type HostReport, sharedLibraries } from './host-probe.ts';
 import type { ResolvedProfile } from './policy.ts';
@@ -168,28 +169,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   if (input.tmpGranted) binds.push({ path: input.tmpDir, kind: 'rw' });
   binds.sort((left, right) => depth(left.path) - depth(right.path));
 
-  const bwrap: string[] = [
-    '--unshare-user',
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-net',
-    '--unshare-cgroup-try',
-    '--uid',
-    '65534',
-    '--gid',
-    '65534',
-    '--hostname',
-    'metnos',
-    '--disable-userns',
-    '--cap-drop',
-    'ALL',
-    '--die-with-parent',
-    '--new-session',
-    '--clearenv',
-    '--dev',
-    '/dev',
-  ];
+  const bwrap: string[] = [...BWRAP_ISOLATION_FLAGS];
   for (const bind of binds) {
     const flag = { ro: '--ro-bind', rw: '--bind', 'try-ro': '--ro-bind-try', 'try-rw': '--bind-try' }[
       bind.kind
