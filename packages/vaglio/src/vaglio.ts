@@ -137,45 +137,29 @@ export function createVaglio(settings: VaglioSettings = {}): Vaglio {
     assessment: Assessment,
     openConfirmation: boolean,
   ): Promise<Verdict> {
-    const base = { judge_kind: judge.kind, ts: clock().toISOString() };
+    const stamp = { judge_kind: judge.kind, ts: clock().toISOString() };
     if (assessment.kind === 'blocked') {
-      return {
-        ...base,
-        approved: false,
-        blocked_by: assessment.blocked_by,
-        score: assessment.score,
-        reason: assessment.reason,
-      };
+      const { blocked_by, score, reason } = assessment;
+      return { approved: false, reason, score, blocked_by, ...stamp };
     }
+    const { score } = assessment;
     if (!assessment.needsConfirmation)
-      return {
-        ...base,
-        approved: true,
-        blocked_by: null,
-        score: assessment.score,
-        reason: assessment.reason,
-      };
+      return { approved: true, reason: assessment.reason, score, blocked_by: null, ...stamp };
     const why = call.executor.idempotent
       ? 'has side effects and autonomy is "ask"'
       : 'has side effects and is not idempotent';
     if (!openConfirmation) {
       return {
-        ...base,
         approved: false,
-        blocked_by: 'confirmation',
-        score: assessment.score,
         reason: `${call.executor.name} ${why}: it would need confirmation`,
+        score,
+        blocked_by: 'confirmation',
+        ...stamp,
       };
     }
     const pending = await approvals.request(call);
-    return {
-      ...base,
-      approved: false,
-      blocked_by: 'confirmation',
-      score: assessment.score,
-      reason: `${call.executor.name} ${why}: waiting for the person's confirmation`,
-      pending,
-    };
+    const reason = `${call.executor.name} ${why}: waiting for the person's confirmation`;
+    return { approved: false, reason, score, blocked_by: 'confirmation', ...stamp, pending };
   }
 
   async function record(call: ProposedCall, verdict: Verdict, step: number | undefined): Promise<void> {
