@@ -1,6 +1,11 @@
 import { ProviderConfigError } from './errors.ts';
 
-/** True for `localhost`, `127.0.0.0/8` and `[::1]`: the hosts plain HTTP may reach. */
+/**
+ * True for `localhost`, `127.0.0.0/8` and `[::1]`: the hosts plain HTTP may reach.
+ *
+ * @example
+ * isLoopbackHost(new URL('http://127.0.0.2:11434').hostname); // true
+ */
 export function isLoopbackHost(hostname: string): boolean {
   if (hostname === 'localhost' || hostname === '[::1]') return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);

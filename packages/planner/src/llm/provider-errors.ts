@@ -59,6 +59,11 @@ async function readCapped(response: Response, limit: number): Promise<string> {
 /**
  * Wraps a fetch so an error response's body is read from the wire only up to
  * 8 KiB, whatever the server sends; successful responses pass untouched.
+ * The provider factories use it; give it to your own AI SDK provider when
+ * wrapping one with `createAiSdkModel`.
+ *
+ * @example
+ * const provider = createOpenAI({ baseURL, apiKey, fetch: cappedErrorBodyFetch(globalThis.fetch) });
  */
 export function cappedErrorBodyFetch(inner: typeof fetch): typeof fetch {
   return async (input, init) => {

@@ -47,12 +47,22 @@ export function canonicalJson(value: unknown): string {
   return encode(value, '$');
 }
 
-/** SHA-256 of a text, as lowercase hex. */
+/**
+ * SHA-256 of a text, as lowercase hex.
+ *
+ * @example
+ * sha256Hex(''); // 'e3b0c442…b855'
+ */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** SHA-256 of a value's canonical JSON. */
+/**
+ * SHA-256 of a value's canonical JSON: equal values, equal digests, whatever the key order.
+ *
+ * @example
+ * digest({ a: 1, b: 2 }) === digest({ b: 2, a: 1 }); // true
+ */
 export function digest(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }

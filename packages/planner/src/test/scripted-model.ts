@@ -5,7 +5,12 @@ import type { ChatModel, ChatRequest, ChatResponse, Tier, TokenUsage } from '../
 /** A request as a test model saw it: everything but the signal, deep-copied. */
 export type RecordedChatRequest = Omit<ChatRequest, 'signal'>;
 
-/** Copies a request for the record, leaving out the (uncloneable) signal. */
+/**
+ * Copies a request for the record, leaving out the (uncloneable) signal.
+ *
+ * @example
+ * const seen = snapshotRequest({ system: '', messages: [], tools: [], signal: controller.signal }); // no `signal`
+ */
 export function snapshotRequest(request: ChatRequest): RecordedChatRequest {
   const { signal: _signal, ...rest } = request;
   return structuredClone(rest);
