@@ -63,16 +63,8 @@ const TIER_LAYERS: Record<IsolationTier, LayerName[]> = {
   none: [],
   basic: ['helper', 'rlimits', 'nodePermission'],
   standard: ['helper', 'rlimits', 'nodePermission', 'bubblewrap', 'seccomp'],
-  full: [
-    'helper',
-    'rlimits',
-    'nodePermission',
-    'bubblewrap',
-    'seccomp',
-    'landlock',
-    'landlockNetwork',
-    'egressProxy',
-  ],
+  // Landlock's TCP rules (ABI ≥ 4) are a further belt inside the empty network namespace, used when present
+  full: ['helper', 'rlimits', 'nodePermission', 'bubblewrap', 'seccomp', 'landlock', 'egressProxy'],
 };
 
 const DEFAULT_SEARCH_PATH = ['/usr/bin', '/usr/local/bin', '/bin'];

@@ -231,7 +231,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
 
   let command = host.bwrapPath!;
   let args = [...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
-  if (rank >= tierRank('full') && input.cgroupProcs && input.cgroupProcs.length > 0) {
+  if (input.cgroupProcs && input.cgroupProcs.length > 0) {
     args = [...input.cgroupProcs.flatMap((file) => ['--cgroup', file]), '--', command, ...args];
     command = helper;
     layers.push('cgroup-memory', 'cgroup-pids');
@@ -239,8 +239,12 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       `memory: cgroup v${host.cgroups?.version} limit ${input.maxMemoryMb} MB; processes: ${input.limits.processes}`,
     );
   } else {
+    const processes =
+      host.uid === 0
+        ? 'processes: not limited (root maps to uid 0, which RLIMIT_NPROC does not count; the deadline bounds a fork bomb)'
+        : `processes: RLIMIT_NPROC ${input.limits.processes}`;
     notes.push(
-      `memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only: no cgroup on this host); processes: RLIMIT_NPROC ${input.limits.processes}`,
+      `memory: V8 heap ${input.maxMemoryMb} MB and RLIMIT_DATA ${input.maxMemoryMb + 1024} MB (heap-only: no cgroup on this host); ${processes}`,
     );
   }
   if (input.network === 'allowlist' && !input.proxySocket) notes.push('network: none reachable (no proxy)');

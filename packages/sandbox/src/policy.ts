@@ -66,6 +66,8 @@ const PATH_KEYS = new Set([
 
 const URL_PATTERN = /^(https?|wss?|ftp):\/\/\S+$/i;
 const ABSOLUTE_PATH_PATTERN = /^(\/|~\/|~$|file:\/\/)\S*$/;
+/** A `..` segment in a string without whitespace: a path whatever its key (`name: '../../etc/passwd'`). */
+const CLIMB_PATTERN = /^\S*(^|\/)\.\.(\/|$)\S*$/;
 
 function cut(value: string): string {
   return value.length > 200 ? `${value.slice(0, 200)}…` : value;
@@ -270,7 +272,8 @@ export function checkArguments(args: unknown, context: ArgumentCheckContext): Po
     if (typeof value === 'string') {
       if (URL_PATTERN.test(value)) return checkUrl(value, pointer || '/', context);
       const pathKey = key !== undefined && PATH_KEYS.has(key.toLowerCase());
-      if ((pathKey && value.length > 0 && !/[\n\0]/.test(value)) || ABSOLUTE_PATH_PATTERN.test(value)) {
+      const pathLike = ABSOLUTE_PATH_PATTERN.test(value) || CLIMB_PATTERN.test(value);
+      if ((pathKey && value.length > 0 && !/[\n\0]/.test(value)) || pathLike) {
         return checkPath(value, pointer || '/', context);
       }
       return undefined;

@@ -236,7 +236,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
           lookup: settings.lookup,
         });
       }
-      if (tier === 'full' && host.cgroups) {
+      // pids and memory cgroups from the standard tier up: as root the sandbox's uid maps to 0,
+      // which RLIMIT_NPROC does not count, so the cgroup is what stops a fork bomb there
+      if (standardOrMore && host.cgroups) {
         cgroup = createCallCgroup(host.cgroups, `call-${randomUUID()}`, {
           memoryBytes: declared.max_memory_mb * 1024 * 1024,
           pids: limits.processes,

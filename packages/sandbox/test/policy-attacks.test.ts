@@ -70,6 +70,8 @@ describe('policy-time refusals (no process starts)', () => {
     expectRefused({ path: `${workspace}/../../../root/.ssh/id_rsa` }, 'forbidden-path'));
   it('refuses a .. that climbs from a symlink target, not from the link (lexically it stays in the workspace)', () =>
     expectRefused({ path: 'drafts/../id_ed25519' }, 'forbidden-path'));
+  it('refuses a climb under any key', () =>
+    expectRefused({ name: '../../../../../../root/.ssh/id_rsa' }, 'forbidden-path'));
   it('refuses a relative climb under a path key', () =>
     expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
   it('refuses a hardlink to a secret file', () =>
