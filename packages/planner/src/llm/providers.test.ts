@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startAnthropicServer } from '../test/anthropic-server.ts';
 import { startOllamaServer } from '../test/ollama-server.ts';
 import { startOpenAiServer } from '../test/openai-server.ts';
+import { thrownBy } from '../test/thrown-by.ts';
 import type { WireServer, WireStep } from '../test/wire-server.ts';
 import {
   ProviderAbortedError,
@@ -241,15 +242,11 @@ describe.each(providers)('$name provider against its loopback server', (provider
     ]) {
       expect(() => provider.create({ baseUrl })).not.toThrow();
     }
-    const missing = (() => {
-      try {
-        provider.create({ baseUrl: 'http://localhost:9/v1', model: ' ' });
-      } catch (error) {
-        return error;
-      }
-    })();
-    expect(ProviderConfigError.isInstance(missing)).toBe(true);
-    expect((missing as ProviderConfigError).field).toBe('model');
+    const missing = thrownBy(
+      () => provider.create({ baseUrl: 'http://localhost:9/v1', model: ' ' }),
+      ProviderConfigError.isInstance,
+    );
+    expect(missing.field).toBe('model');
   });
 });
 

@@ -1,5 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
+import type { LanguageModel } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { createAiSdkModel } from './ai-sdk-model.ts';
 import { safeBaseUrl } from './base-url.ts';
@@ -67,6 +68,10 @@ function transport(settings: ModelSettings): typeof fetch {
   return cappedErrorBodyFetch(settings.fetch ?? globalThis.fetch);
 }
 
+function passThrough(settings: ModelSettings) {
+  return { tier: settings.tier, prompt: settings.prompt, timeoutMs: settings.timeoutMs, now: settings.now };
+}
+
 /**
  * A local Ollama model through `ollama-ai-provider-v2` (`/api/chat`, native
  * tool calling). Free: `costUsd` is always 0. The output cap is sent as
@@ -81,17 +86,14 @@ export function createOllamaModel(settings: OllamaModelSettings): ChatModel {
   const apiUrl = baseUrl.endsWith('/api') ? baseUrl : `${baseUrl}/api`;
   const provider = createOllama({ baseURL: apiUrl, fetch: transport(settings) });
   return createAiSdkModel({
+    ...passThrough(settings),
     languageModel: provider(model),
     provider: 'ollama',
     id: model,
     baseUrl,
-    tier: settings.tier,
-    prompt: settings.prompt,
-    timeoutMs: settings.timeoutMs,
     maxTokens: settings.maxTokens,
     think: settings.think,
     price: { input: 0, output: 0 },
-    now: settings.now,
     callOptions: ({ maxTokens, think }) => ({
       providerOptions: {
         ollama: {
@@ -103,6 +105,56 @@ export function createOllamaModel(settings: OllamaModelSettings): ChatModel {
   });
 }
 
+/** What differs between the vendors that need a key. */
+interface KeyedVendor {
+  provider: 'openai' | 'anthropic';
+  keyEnv: string;
+  baseUrl: string;
+  pricing: PricingTable;
+  maxTokens?: number;
+  languageModel(
+    options: { baseURL: string; apiKey: string; fetch: typeof fetch },
+    model: string,
+  ): LanguageModel;
+}
+
+function createKeyedModel(vendor: KeyedVendor, settings: KeyedModelSettings): ChatModel {
+  const model = requireModel(settings.model, vendor.provider);
+  const apiKey = loadApiKey({
+    apiKey: settings.apiKey,
+    envName: settings.apiKeyEnv ?? vendor.keyEnv,
+    env: settings.env,
+    provider: vendor.provider,
+  });
+  const baseUrl = safeBaseUrl(settings.baseUrl ?? vendor.baseUrl, vendor.provider);
+  return createAiSdkModel({
+    ...passThrough(settings),
+    languageModel: vendor.languageModel({ baseURL: baseUrl, apiKey, fetch: transport(settings) }, model),
+    provider: vendor.provider,
+    id: model,
+    baseUrl,
+    maxTokens: settings.maxTokens ?? vendor.maxTokens,
+    price: lookupPrice({ ...vendor.pricing, ...settings.pricing }, model),
+  });
+}
+
+const OPENAI: KeyedVendor = {
+  provider: 'openai',
+  keyEnv: 'OPENAI_API_KEY',
+  baseUrl: DEFAULT_OPENAI_BASE_URL,
+  pricing: OPENAI_PRICING,
+  languageModel: (options, model) => createOpenAI(options).chat(model),
+};
+
+const ANTHROPIC: KeyedVendor = {
+  provider: 'anthropic',
+  keyEnv: 'ANTHROPIC_API_KEY',
+  baseUrl: DEFAULT_ANTHROPIC_BASE_URL,
+  pricing: ANTHROPIC_PRICING,
+  maxTokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
+  languageModel: (options, model) => createAnthropic(options)(model),
+};
+
 /**
  * A model behind OpenAI's chat completions API, or any OpenAI-compatible
  * endpoint (OpenRouter, Together, vLLM, llama.cpp server…) via `baseUrl`.
@@ -112,27 +164,7 @@ export function createOllamaModel(settings: OllamaModelSettings): ChatModel {
  * const wise = createOpenAiModel({ model: 'gpt-4o', apiKeyEnv: 'OPENAI_API_KEY' });
  */
 export function createOpenAiModel(settings: KeyedModelSettings): ChatModel {
-  const model = requireModel(settings.model, 'openai');
-  const apiKey = loadApiKey({
-    apiKey: settings.apiKey,
-    envName: settings.apiKeyEnv ?? 'OPENAI_API_KEY',
-    env: settings.env,
-    provider: 'openai',
-  });
-  const baseUrl = safeBaseUrl(settings.baseUrl ?? DEFAULT_OPENAI_BASE_URL, 'openai');
-  const provider = createOpenAI({ baseURL: baseUrl, apiKey, fetch: transport(settings) });
-  return createAiSdkModel({
-    languageModel: provider.chat(model),
-    provider: 'openai',
-    id: model,
-    baseUrl,
-    tier: settings.tier,
-    prompt: settings.prompt,
-    timeoutMs: settings.timeoutMs,
-    maxTokens: settings.maxTokens,
-    price: lookupPrice({ ...OPENAI_PRICING, ...settings.pricing }, model),
-    now: settings.now,
-  });
+  return createKeyedModel(OPENAI, settings);
 }
 
 /**
@@ -143,27 +175,7 @@ export function createOpenAiModel(settings: KeyedModelSettings): ChatModel {
  * const wise = createAnthropicModel({ model: 'claude-sonnet-4-6', apiKeyEnv: 'ANTHROPIC_API_KEY' });
  */
 export function createAnthropicModel(settings: KeyedModelSettings): ChatModel {
-  const model = requireModel(settings.model, 'anthropic');
-  const apiKey = loadApiKey({
-    apiKey: settings.apiKey,
-    envName: settings.apiKeyEnv ?? 'ANTHROPIC_API_KEY',
-    env: settings.env,
-    provider: 'anthropic',
-  });
-  const baseUrl = safeBaseUrl(settings.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL, 'anthropic');
-  const provider = createAnthropic({ baseURL: baseUrl, apiKey, fetch: transport(settings) });
-  return createAiSdkModel({
-    languageModel: provider(model),
-    provider: 'anthropic',
-    id: model,
-    baseUrl,
-    tier: settings.tier,
-    prompt: settings.prompt,
-    timeoutMs: settings.timeoutMs,
-    maxTokens: settings.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-    price: lookupPrice({ ...ANTHROPIC_PRICING, ...settings.pricing }, model),
-    now: settings.now,
-  });
+  return createKeyedModel(ANTHROPIC, settings);
 }
 
 /** Settings of {@link createChatModel}: a provider name plus that provider's settings. */

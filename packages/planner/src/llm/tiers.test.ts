@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAnthropicServer } from '../test/anthropic-server.ts';
 import { startOllamaServer } from '../test/ollama-server.ts';
+import { thrownBy } from '../test/thrown-by.ts';
 import type { WireServer } from '../test/wire-server.ts';
 import { ProviderConfigError } from './errors.ts';
 import { createTiers, createTiersFromToml, llmConfigSchema } from './tiers.ts';
@@ -10,15 +11,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-const configError = (action: () => unknown): ProviderConfigError => {
-  try {
-    action();
-  } catch (error) {
-    if (ProviderConfigError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderConfigError');
-};
+const configError = (action: () => unknown) => thrownBy(action, ProviderConfigError.isInstance);
 
 describe('tiers from TOML', () => {
   it('aliases middle and wise to fast when only fast is configured', () => {

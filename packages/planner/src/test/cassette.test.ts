@@ -11,6 +11,7 @@ import {
   hashPrompt,
 } from './cassette.ts';
 import { createScriptedModel, type ScriptStep } from './scripted-model.ts';
+import { thrownBy } from './thrown-by.ts';
 
 const TOOLS: ToolSpec[] = [
   {
@@ -68,15 +69,7 @@ async function recorded(script = SCRIPT, options: Parameters<typeof createRecord
 /** A cassette as it would come back from a file. */
 const throughFile = (cassette: Cassette): Cassette => JSON.parse(JSON.stringify(cassette));
 
-const refusal = (action: () => unknown): CassetteError => {
-  try {
-    action();
-  } catch (error) {
-    if (CassetteError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a CassetteError');
-};
+const refusal = (action: () => unknown) => thrownBy(action, CassetteError.isInstance);
 
 describe('cassette record and replay', () => {
   it('replays a recorded turn identically, with no model behind it', async () => {
