@@ -344,6 +344,30 @@ describe.concurrent('in-sandbox attacks at the full tier', () => {
       expect(result.isolation?.layers).toContain('egress-proxy');
     });
 
+    it('tunnels CONNECT for an allow-listed host and refuses it for others', async () => {
+      const { observed } = await call(
+        'egress_connect',
+        `const tunnel = (target) => new Promise((resolve, reject) => {
+           const socket = net.connect(3128, '127.0.0.1', () => socket.write('CONNECT ' + target + ' HTTP/1.1\\r\\nhost: ' + target + '\\r\\n\\r\\n'));
+           let text = '';
+           socket.on('data', (chunk) => {
+             text += chunk;
+             if (text.startsWith('HTTP/1.1 200') && !text.includes('hello')) socket.write('GET /tunnel HTTP/1.1\\r\\nhost: api.example.test\\r\\nconnection: close\\r\\n\\r\\n');
+           });
+           socket.on('end', () => (text.includes('from the host') ? resolve('through') : reject(Object.assign(new Error(text.split('\\r\\n')[0]), { code: text.split('\\r\\n')[0] }))));
+           socket.on('error', reject);
+         });
+         out.allowed = await attempt(() => tunnel('api.example.test:443'));
+         out.other = await attempt(() => tunnel('evil.example.org:443'));
+         out.literal = await attempt(() => tunnel('127.0.0.1:${httpPort}'));`,
+        { domains: ['api.example.test'] },
+      );
+      expect(observed.allowed).toEqual({ ok: true, value: 'through' });
+      expect(observed.other).toEqual({ ok: false, code: 'HTTP/1.1 403 Forbidden' });
+      expect(observed.literal).toEqual({ ok: false, code: 'HTTP/1.1 403 Forbidden' });
+      expect(seen.http).toContain('api.example.test/tunnel');
+    });
+
     it('is refused by the proxy for other domains, other ports and internal addresses', async () => {
       const { result, observed } = await call(
         'egress_denied',
