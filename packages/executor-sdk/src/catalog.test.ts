@@ -17,8 +17,10 @@ const temp = useTempDirs('metnos-catalog-');
 async function world() {
   const root = await temp.make();
   const key = await generateSigningKey();
-  const write = (name: string, options: { version?: string; versioned?: boolean; code?: string; key?: SigningKey } = {}) =>
-    writeSignedExecutor({ root, name, key, ...options }).then((result) => result.dir);
+  const write = (
+    name: string,
+    options: { version?: string; versioned?: boolean; code?: string; key?: SigningKey } = {},
+  ) => writeSignedExecutor({ root, name, key, ...options }).then((result) => result.dir);
   const open = (settings: Partial<Parameters<typeof createCatalog>[0]> = {}) =>
     createCatalog({ root, trustedKeys: [key], ...settings });
   return { root, key, write, open };
@@ -45,7 +47,9 @@ async function forge(dir: string, trusted: SigningKey) {
     schema: file.digests.schema,
     profileLock: file.digests.profile_lock,
   };
-  file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString('base64');
+  file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString(
+    'base64',
+  );
   await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file, null, 2));
 }
 
@@ -54,29 +58,156 @@ describe('loading a catalog', () => {
     const { root, key, write, open } = await world();
     await write('alpha');
     await write('omega');
-    const broken: Array<{ name: string; reason: string; artefact?: string; message: RegExp; breakIt: (dir: string) => Promise<unknown> }> = [
-      { name: 'code_edited', reason: 'digest_mismatch', artefact: 'main.ts', message: /main\.ts .*modified after signing/, breakIt: (dir) => edit(join(dir, 'main.ts'), (text) => `${text}// more\n`) },
-      { name: 'summary_edited', reason: 'digest_mismatch', artefact: 'manifest.toml', message: /manifest\.toml .*modified/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('Test executor', 'Best executor')) },
-      { name: 'schema_edited', reason: 'digest_mismatch', artefact: 'schema.json', message: /schema\.json .*modified/, breakIt: (dir) => edit(join(dir, 'schema.json'), (text) => text.replace('"object"', '"array"')) },
-      { name: 'lock_edited', reason: 'profile_lock_mismatch', artefact: 'profile.lock', message: /profile changed without re-signing/, breakIt: (dir) => writeFile(join(dir, 'profile.lock'), `blake3:${'0'.repeat(64)}\n`) },
-      { name: 'sig_garbled', reason: 'signature_malformed', artefact: 'manifest.sig', message: /manifest\.sig/, breakIt: (dir) => writeFile(join(dir, 'manifest.sig'), '{"v": 1}') },
-      { name: 'forged', reason: 'signature_invalid', artefact: 'manifest.sig', message: /forged or corrupted/, breakIt: (dir) => forge(dir, key) },
-      { name: 'stranger', reason: 'untrusted_key', artefact: 'manifest.sig', message: /not a trusted key/, breakIt: async (dir) => signExecutor(dir, await generateSigningKey()) },
-      { name: 'profile_widened', reason: 'profile_lock_mismatch', artefact: 'manifest.toml', message: /without re-signing/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('write = []', 'write = ["$HOME"]')) },
-      { name: 'toml_syntax', reason: 'manifest_invalid', artefact: 'manifest.toml', message: /manifest\.toml: field "\(syntax, line \d+\)": expected valid TOML/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('[contract]', '[contract')) },
-      { name: 'field_missing', reason: 'manifest_invalid', artefact: 'manifest.toml', message: /manifest\.toml: field "executor\.summary": expected a value of type string/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace(/^summary = .*\n/m, '')) },
-      { name: 'wrong_type', reason: 'manifest_invalid', artefact: 'manifest.toml', message: /field "sandbox\.max_memory_mb": expected a value of type number/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('max_memory_mb = 128', 'max_memory_mb = "lots"')) },
-      { name: 'unknown_key', reason: 'manifest_invalid', artefact: 'manifest.toml', message: /field "contract": expected no unknown keys \(found retries\)/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('idempotent = true', 'idempotent = true\nretries = 3')) },
-      { name: 'bad_semver', reason: 'manifest_invalid', artefact: 'manifest.toml', message: /field "executor\.version": expected a semantic version such as "1\.0\.0"/, breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('version = "1.0.0"', 'version = "v1"')) },
-      { name: 'bad_schema', reason: 'schema_invalid', artefact: 'schema.json', message: /does not support: \/definitions\/Input\/if/, breakIt: (dir) => writeFile(join(dir, 'schema.json'), JSON.stringify({ definitions: { Input: { if: {} }, Output: {} } })) },
-      { name: 'code_missing', reason: 'missing_artefact', artefact: 'main.ts', message: /main\.ts is missing/, breakIt: (dir) => rm(join(dir, 'main.ts')) },
-      { name: 'sig_missing', reason: 'missing_artefact', artefact: 'manifest.sig', message: /manifest\.sig is missing/, breakIt: (dir) => rm(join(dir, 'manifest.sig')) },
-      { name: 'manifest_missing', reason: 'missing_artefact', artefact: 'manifest.toml', message: /manifest\.toml is missing/, breakIt: (dir) => rm(join(dir, 'manifest.toml')) },
-      { name: 'renamed', reason: 'name_mismatch', artefact: 'manifest.toml', message: /manifest names "moved" but the folder is "renamed"/, breakIt: async (dir) => {
-        await rm(dir, { recursive: true });
-        await cp(await write('moved'), dir, { recursive: true });
-        await rm(join(root, 'moved'), { recursive: true });
-      } },
+    const broken: Array<{
+      name: string;
+      reason: string;
+      artefact?: string;
+      message: RegExp;
+      breakIt: (dir: string) => Promise<unknown>;
+    }> = [
+      {
+        name: 'code_edited',
+        reason: 'digest_mismatch',
+        artefact: 'main.ts',
+        message: /main\.ts .*modified after signing/,
+        breakIt: (dir) => edit(join(dir, 'main.ts'), (text) => `${text}// more\n`),
+      },
+      {
+        name: 'summary_edited',
+        reason: 'digest_mismatch',
+        artefact: 'manifest.toml',
+        message: /manifest\.toml .*modified/,
+        breakIt: (dir) =>
+          edit(join(dir, 'manifest.toml'), (text) => text.replace('Test executor', 'Best executor')),
+      },
+      {
+        name: 'schema_edited',
+        reason: 'digest_mismatch',
+        artefact: 'schema.json',
+        message: /schema\.json .*modified/,
+        breakIt: (dir) => edit(join(dir, 'schema.json'), (text) => text.replace('"object"', '"array"')),
+      },
+      {
+        name: 'lock_edited',
+        reason: 'profile_lock_mismatch',
+        artefact: 'profile.lock',
+        message: /profile changed without re-signing/,
+        breakIt: (dir) => writeFile(join(dir, 'profile.lock'), `blake3:${'0'.repeat(64)}\n`),
+      },
+      {
+        name: 'sig_garbled',
+        reason: 'signature_malformed',
+        artefact: 'manifest.sig',
+        message: /manifest\.sig/,
+        breakIt: (dir) => writeFile(join(dir, 'manifest.sig'), '{"v": 1}'),
+      },
+      {
+        name: 'forged',
+        reason: 'signature_invalid',
+        artefact: 'manifest.sig',
+        message: /forged or corrupted/,
+        breakIt: (dir) => forge(dir, key),
+      },
+      {
+        name: 'stranger',
+        reason: 'untrusted_key',
+        artefact: 'manifest.sig',
+        message: /not a trusted key/,
+        breakIt: async (dir) => signExecutor(dir, await generateSigningKey()),
+      },
+      {
+        name: 'profile_widened',
+        reason: 'profile_lock_mismatch',
+        artefact: 'manifest.toml',
+        message: /without re-signing/,
+        breakIt: (dir) =>
+          edit(join(dir, 'manifest.toml'), (text) => text.replace('write = []', 'write = ["$HOME"]')),
+      },
+      {
+        name: 'toml_syntax',
+        reason: 'manifest_invalid',
+        artefact: 'manifest.toml',
+        message: /manifest\.toml: field "\(syntax, line \d+\)": expected valid TOML/,
+        breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('[contract]', '[contract')),
+      },
+      {
+        name: 'field_missing',
+        reason: 'manifest_invalid',
+        artefact: 'manifest.toml',
+        message: /manifest\.toml: field "executor\.summary": expected a value of type string/,
+        breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace(/^summary = .*\n/m, '')),
+      },
+      {
+        name: 'wrong_type',
+        reason: 'manifest_invalid',
+        artefact: 'manifest.toml',
+        message: /field "sandbox\.max_memory_mb": expected a value of type number/,
+        breakIt: (dir) =>
+          edit(join(dir, 'manifest.toml'), (text) =>
+            text.replace('max_memory_mb = 128', 'max_memory_mb = "lots"'),
+          ),
+      },
+      {
+        name: 'unknown_key',
+        reason: 'manifest_invalid',
+        artefact: 'manifest.toml',
+        message: /field "contract": expected no unknown keys \(found retries\)/,
+        breakIt: (dir) =>
+          edit(join(dir, 'manifest.toml'), (text) =>
+            text.replace('idempotent = true', 'idempotent = true\nretries = 3'),
+          ),
+      },
+      {
+        name: 'bad_semver',
+        reason: 'manifest_invalid',
+        artefact: 'manifest.toml',
+        message: /field "executor\.version": expected a semantic version such as "1\.0\.0"/,
+        breakIt: (dir) =>
+          edit(join(dir, 'manifest.toml'), (text) => text.replace('version = "1.0.0"', 'version = "v1"')),
+      },
+      {
+        name: 'bad_schema',
+        reason: 'schema_invalid',
+        artefact: 'schema.json',
+        message: /does not support: \/definitions\/Input\/if/,
+        breakIt: (dir) =>
+          writeFile(
+            join(dir, 'schema.json'),
+            JSON.stringify({ definitions: { Input: { if: {} }, Output: {} } }),
+          ),
+      },
+      {
+        name: 'code_missing',
+        reason: 'missing_artefact',
+        artefact: 'main.ts',
+        message: /main\.ts is missing/,
+        breakIt: (dir) => rm(join(dir, 'main.ts')),
+      },
+      {
+        name: 'sig_missing',
+        reason: 'missing_artefact',
+        artefact: 'manifest.sig',
+        message: /manifest\.sig is missing/,
+        breakIt: (dir) => rm(join(dir, 'manifest.sig')),
+      },
+      {
+        name: 'manifest_missing',
+        reason: 'missing_artefact',
+        artefact: 'manifest.toml',
+        message: /manifest\.toml is missing/,
+        breakIt: (dir) => rm(join(dir, 'manifest.toml')),
+      },
+      {
+        name: 'renamed',
+        reason: 'name_mismatch',
+        artefact: 'manifest.toml',
+        message: /manifest names "moved" but the folder is "renamed"/,
+        breakIt: async (dir) => {
+          await rm(dir, { recursive: true });
+          await cp(await write('moved'), dir, { recursive: true });
+          await rm(join(root, 'moved'), { recursive: true });
+        },
+      },
     ];
     const before = new Map<string, string[]>();
     for (const entry of broken) {
@@ -99,15 +230,30 @@ describe('loading a catalog', () => {
       expect([entry.name, quarantined.length]).toEqual([entry.name, 1]);
       expect([entry.name, quarantined[0]]).toEqual([
         entry.name,
-        expect.objectContaining({ reason: entry.reason, artefact: entry.artefact, message: expect.stringMatching(entry.message) }),
+        expect.objectContaining({
+          reason: entry.reason,
+          artefact: entry.artefact,
+          message: expect.stringMatching(entry.message),
+        }),
       ]);
       expect(catalog.get(entry.name)).toBeUndefined();
       const row = catalog.list().find((candidate) => candidate.name === entry.name);
-      expect([entry.name, row]).toEqual([entry.name, expect.objectContaining({ state: 'quarantined', current: false, reason: quarantined[0]!.message })]);
+      expect([entry.name, row]).toEqual([
+        entry.name,
+        expect.objectContaining({ state: 'quarantined', current: false, reason: quarantined[0]!.message }),
+      ]);
       // Never deleted, never touched.
-      expect([entry.name, await listing(join(root, entry.name))]).toEqual([entry.name, before.get(entry.name)]);
+      expect([entry.name, await listing(join(root, entry.name))]).toEqual([
+        entry.name,
+        before.get(entry.name),
+      ]);
     }
-    expect(catalog.list().filter((row) => row.state !== 'quarantined').map((row) => [row.name, row.state])).toEqual([
+    expect(
+      catalog
+        .list()
+        .filter((row) => row.state !== 'quarantined')
+        .map((row) => [row.name, row.state]),
+    ).toEqual([
       ['alpha', 'active'],
       ['omega', 'active'],
     ]);
@@ -115,7 +261,9 @@ describe('loading a catalog', () => {
     // A second load of the same folder gives the same answer.
     const again = await catalog.load();
     expect(again.loaded.map((executor) => executor.name).sort()).toEqual(['alpha', 'omega']);
-    expect(again.quarantined.map((entry) => entry.reason).sort()).toEqual(report.quarantined.map((entry) => entry.reason).sort());
+    expect(again.quarantined.map((entry) => entry.reason).sort()).toEqual(
+      report.quarantined.map((entry) => entry.reason).sort(),
+    );
   });
 
   it('records first sightings in the lifecycle file: seeds become active, broken ones quarantined with their signature', async () => {
@@ -126,7 +274,10 @@ describe('loading a catalog', () => {
     await open().load();
     const lifecycle = JSON.parse(await readFile(join(root, '.state', 'lifecycle.json'), 'utf8'));
     expect(lifecycle.executors['good@1.0.0']).toMatchObject({ state: 'active' });
-    expect(lifecycle.executors['good@1.0.0'].history.map((entry: { to: string }) => entry.to)).toEqual(['seed', 'active']);
+    expect(lifecycle.executors['good@1.0.0'].history.map((entry: { to: string }) => entry.to)).toEqual([
+      'seed',
+      'active',
+    ]);
     const signature = JSON.parse(await readFile(join(bad, 'manifest.sig'), 'utf8')).signature;
     expect(lifecycle.executors['bad@1.0.0']).toMatchObject({ state: 'quarantined', signature });
     const ledger = JSON.parse(await readFile(join(root, '.state', 'ledger.json'), 'utf8'));
@@ -142,13 +293,17 @@ describe('loading a catalog', () => {
     expect((await catalog.load()).loaded).toHaveLength(1);
 
     await writeFile(join(dir, 'main.ts'), `${original}// injected\n`);
-    expect((await catalog.load()).quarantined).toEqual([expect.objectContaining({ name: 'flaky', reason: 'digest_mismatch' })]);
+    expect((await catalog.load()).quarantined).toEqual([
+      expect.objectContaining({ name: 'flaky', reason: 'digest_mismatch' }),
+    ]);
 
     // The original bytes come back: the signature is the one that was quarantined, so it stays there.
     await writeFile(join(dir, 'main.ts'), original);
     const same = await catalog.load();
     expect(same.loaded).toEqual([]);
-    expect(same.quarantined).toEqual([expect.objectContaining({ name: 'flaky', message: expect.stringMatching(/stays quarantined/) })]);
+    expect(same.quarantined).toEqual([
+      expect.objectContaining({ name: 'flaky', message: expect.stringMatching(/stays quarantined/) }),
+    ]);
     expect(catalog.list()).toEqual([expect.objectContaining({ name: 'flaky', state: 'quarantined' })]);
     // Boot after boot the reason stays the original one; it does not wrap itself again each time.
     const reason = catalog.list()[0]!.reason;
@@ -176,7 +331,9 @@ describe('loading a catalog', () => {
     await catalog.load();
     await writeFile(join(dir, 'main.ts'), `${original}// oops\n`);
     await catalog.load();
-    await expect(catalog.rehabilitate('repaired', '1.0.0')).rejects.toMatchObject({ reason: 'digest_mismatch' });
+    await expect(catalog.rehabilitate('repaired', '1.0.0')).rejects.toMatchObject({
+      reason: 'digest_mismatch',
+    });
     expect(catalog.get('repaired')).toBeUndefined();
 
     await writeFile(join(dir, 'main.ts'), original);
@@ -228,7 +385,10 @@ describe('loading a catalog', () => {
     const lifecycle = await readFile(join(root, '.state', 'lifecycle.json'), 'utf8');
 
     // Half-written temp files from interrupted atomic writes.
-    await writeFile(join(root, '.state', `ledger.json.4242.${Date.now()}.tmp`), ledger.slice(0, ledger.length / 2));
+    await writeFile(
+      join(root, '.state', `ledger.json.4242.${Date.now()}.tmp`),
+      ledger.slice(0, ledger.length / 2),
+    );
     await writeFile(join(root, '.state', `lifecycle.json.4242.${Date.now()}.tmp`), lifecycle.slice(0, 10));
     await writeFile(join(root, 'kept', `CURRENT.4242.${Date.now()}.tmp`), '0.');
     await writeFile(join(root, 'kept', '1.0.0', `manifest.sig.4242.${Date.now()}.tmp`), '{');
@@ -237,8 +397,12 @@ describe('loading a catalog', () => {
     const report = await reopened.load();
     expect(report.quarantined).toEqual([]);
     expect(reopened.get('kept')).toMatchObject({ version: '1.0.0' });
-    expect(JSON.parse(await readFile(join(root, '.state', 'ledger.json'), 'utf8'))).toEqual(JSON.parse(ledger));
-    expect(reopened.list()).toEqual([expect.objectContaining({ name: 'kept', state: 'active', current: true })]);
+    expect(JSON.parse(await readFile(join(root, '.state', 'ledger.json'), 'utf8'))).toEqual(
+      JSON.parse(ledger),
+    );
+    expect(reopened.list()).toEqual([
+      expect.objectContaining({ name: 'kept', state: 'active', current: true }),
+    ]);
   });
 
   it('"check" mode reads the ledger but never writes state', async () => {
@@ -274,7 +438,9 @@ describe('versions and rollback', () => {
     expect(catalog.get('multi')?.version).toBe('1.1.0');
     expect(catalog.get('multi', '2.0.0')?.dir).toBe(join(root, 'multi', '2.0.0'));
     expect(catalog.get('multi', '1.0.0')?.version).toBe('1.0.0');
-    expect(catalog.executors().map((executor) => `${executor.name}@${executor.version}`)).toEqual(['multi@1.1.0']);
+    expect(catalog.executors().map((executor) => `${executor.name}@${executor.version}`)).toEqual([
+      'multi@1.1.0',
+    ]);
     expect(catalog.list().map((row) => [row.version, row.state, row.current])).toEqual([
       ['2.0.0', 'active', false],
       ['1.1.0', 'active', true],
@@ -315,7 +481,12 @@ describe('versions and rollback', () => {
     const catalog = open();
     const report = await catalog.load();
     expect(report.quarantined).toEqual([
-      expect.objectContaining({ name: 'climb', version: '1.5.0', reason: 'rollback', message: expect.stringMatching(/lower than 2\.0\.0/) }),
+      expect.objectContaining({
+        name: 'climb',
+        version: '1.5.0',
+        reason: 'rollback',
+        message: expect.stringMatching(/lower than 2\.0\.0/),
+      }),
     ]);
     expect(catalog.get('climb', '1.5.0')).toBeUndefined();
     expect(catalog.get('climb')?.version).toBe('2.0.0');
@@ -351,11 +522,18 @@ describe('versions and rollback', () => {
     const catalog = open();
     const report = await catalog.load();
     expect(report.quarantined).toEqual([
-      expect.objectContaining({ name: 'steer', reason: 'rollback', artefact: 'CURRENT', message: expect.stringMatching(/moved back from 2\.0\.0 to 1\.0\.0/) }),
+      expect.objectContaining({
+        name: 'steer',
+        reason: 'rollback',
+        artefact: 'CURRENT',
+        message: expect.stringMatching(/moved back from 2\.0\.0 to 1\.0\.0/),
+      }),
     ]);
     expect(catalog.get('steer')).toBeUndefined();
     const invoker = createInvoker({ catalog, runner: createProcessRunner() });
-    await expect(invoker.invoke('steer', {}, { workspace: root, caller: { kind: 'test' } })).resolves.toMatchObject({
+    await expect(
+      invoker.invoke('steer', {}, { workspace: root, caller: { kind: 'test' } }),
+    ).resolves.toMatchObject({
       ok: false,
       error: { class: 'NotInvocable' },
     });
@@ -363,7 +541,11 @@ describe('versions and rollback', () => {
     await catalog.promote('steer', '1.0.0');
     expect(catalog.get('steer')?.version).toBe('1.0.0');
     expect(catalog.quarantined()).toEqual([]);
-    expect(catalog.list().find((row) => row.version === '1.0.0')).toMatchObject({ state: 'active', current: true, reason: 'signature verified' });
+    expect(catalog.list().find((row) => row.version === '1.0.0')).toMatchObject({
+      state: 'active',
+      current: true,
+      reason: 'signature verified',
+    });
     expect((await readFile(join(root, 'steer', 'CURRENT'), 'utf8')).trim()).toBe('1.0.0');
     const later = open();
     expect((await later.load()).quarantined).toEqual([]);
@@ -418,7 +600,9 @@ describe('re-verification before a call', () => {
     expect(VerificationError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ reason: 'digest_mismatch', artefact: 'main.ts' });
     expect(catalog.get('changed')).toBeUndefined();
-    expect(catalog.quarantined()).toEqual([expect.objectContaining({ name: 'changed', reason: 'digest_mismatch' })]);
+    expect(catalog.quarantined()).toEqual([
+      expect.objectContaining({ name: 'changed', reason: 'digest_mismatch' }),
+    ]);
     expect(catalog.list().map((row) => [row.name, row.state])).toEqual([
       ['bystander', 'active'],
       ['changed', 'quarantined'],
@@ -431,12 +615,14 @@ describe('re-verification before a call', () => {
     expect(result).toMatchObject({ ok: false, error: { class: 'NotInvocable' } });
 
     // A stale handle, as a caller that looked the executor up before the change would hold.
-    const viaStale = await createInvoker({ catalog: { ...catalog, get: () => executor }, runner: createProcessRunner() }).invoke(
-      'changed',
-      {},
-      { workspace: root, caller: { kind: 'test' } },
-    );
-    expect(viaStale).toMatchObject({ ok: false, error: { class: 'NotInvocable', message: expect.stringMatching(/main\.ts/) } });
+    const viaStale = await createInvoker({
+      catalog: { ...catalog, get: () => executor },
+      runner: createProcessRunner(),
+    }).invoke('changed', {}, { workspace: root, caller: { kind: 'test' } });
+    expect(viaStale).toMatchObject({
+      ok: false,
+      error: { class: 'NotInvocable', message: expect.stringMatching(/main\.ts/) },
+    });
   });
 
   it('quarantines several changed executors at once, each with its own reason', async () => {
@@ -447,8 +633,11 @@ describe('re-verification before a call', () => {
     await catalog.load();
     const executors = names.map((name) => catalog.get(name)!);
     for (const name of names) await edit(join(root, name, 'main.ts'), (text) => `${text}// ${name}\n`);
-    const errors = await Promise.all(executors.map((executor) => catalog.reverify(executor).catch((error: unknown) => error)));
-    for (const error of errors) expect(error).toMatchObject({ name: 'VerificationError', reason: 'digest_mismatch' });
+    const errors = await Promise.all(
+      executors.map((executor) => catalog.reverify(executor).catch((error: unknown) => error)),
+    );
+    for (const error of errors)
+      expect(error).toMatchObject({ name: 'VerificationError', reason: 'digest_mismatch' });
     const saved = JSON.parse(await readFile(join(root, '.state', 'lifecycle.json'), 'utf8'));
     for (const name of names) expect(saved.executors[`${name}@1.0.0`].state).toBe('quarantined');
   });
@@ -467,7 +656,10 @@ describe('archive and rehabilitation', () => {
     await expect(stat(join(root, 'retired'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await listing(join(root, '.archive', 'retired', '1.0.0'))).toEqual(files);
     expect(catalog.get('retired')).toBeUndefined();
-    expect(catalog.list().find((row) => row.name === 'retired')).toMatchObject({ state: 'archived', reason: 'not used since March' });
+    expect(catalog.list().find((row) => row.name === 'retired')).toMatchObject({
+      state: 'archived',
+      reason: 'not used since March',
+    });
 
     // Still archived after a restart.
     const restarted = open();
@@ -507,7 +699,10 @@ describe('archive and rehabilitation', () => {
     const catalog = open();
     await catalog.load();
     await catalog.archive('spoiled');
-    await edit(join(root, '.archive', 'spoiled', '1.0.0', 'main.ts'), (text) => `${text}// spoiled in the archive\n`);
+    await edit(
+      join(root, '.archive', 'spoiled', '1.0.0', 'main.ts'),
+      (text) => `${text}// spoiled in the archive\n`,
+    );
 
     const error = await catalog.rehabilitate('spoiled', '1.0.0').catch((caught: unknown) => caught);
     expect(VerificationError.isInstance(error)).toBe(true);

@@ -39,7 +39,9 @@ let invoker: ReturnType<typeof createInvoker>;
 let options: InvokeOptions;
 
 /** Every executor the tests call, by name. */
-function executors(markerDir: string): Record<string, Omit<Parameters<typeof writeSignedExecutor>[0], 'root' | 'name' | 'key'>> {
+function executors(
+  markerDir: string,
+): Record<string, Omit<Parameters<typeof writeSignedExecutor>[0], 'root' | 'name' | 'key'>> {
   return {
     greet: {
       schema: strictSchema,
@@ -67,12 +69,21 @@ function executors(markerDir: string): Record<string, Omit<Parameters<typeof wri
     },
     stdout_chatter: { code: executorCode(`process.stdout.write('progress: 50%\\n'); return ok({});`) },
     not_json: {
-      code: executorCode(`writeSync(1, 'all done, no JSON here\\n'); process.exit(0);`, `import { writeSync } from 'node:fs';`),
+      code: executorCode(
+        `writeSync(1, 'all done, no JSON here\\n'); process.exit(0);`,
+        `import { writeSync } from 'node:fs';`,
+      ),
     },
     exits: { code: executorCode(`process.exit(3);`) },
     throws: { code: executorCode(`throw new Error('boom at line one');`) },
-    fails_declared: { errorClasses: ['NotFound'], code: executorCode(`return fail('NotFound', 'no such note');`) },
-    fails_undeclared: { errorClasses: ['NotFound'], code: executorCode(`return fail('Exploded', 'not in the manifest');`) },
+    fails_declared: {
+      errorClasses: ['NotFound'],
+      code: executorCode(`return fail('NotFound', 'no such note');`),
+    },
+    fails_undeclared: {
+      errorClasses: ['NotFound'],
+      code: executorCode(`return fail('Exploded', 'not in the manifest');`),
+    },
     bypass_undeclared: {
       errorClasses: ['NotFound'],
       code: executorCode(
@@ -96,7 +107,10 @@ function executors(markerDir: string): Record<string, Omit<Parameters<typeof wri
     imports_package: { code: executorCode(`return ok({});`, `import extra from 'fs-extra';\nvoid extra;`) },
     imports_relative: { code: executorCode(`return ok(helper());`, `import { helper } from './helper.ts';`) },
     requires_package: {
-      code: executorCode(`const require = createRequire(import.meta.url); return ok({ loaded: typeof require('fs-extra') });`, `import { createRequire } from 'node:module';`),
+      code: executorCode(
+        `const require = createRequire(import.meta.url); return ok({ loaded: typeof require('fs-extra') });`,
+        `import { createRequire } from 'node:module';`,
+      ),
     },
     imports_dynamic: { code: executorCode(`await import('fs-extra'); return ok({});`) },
     uses_builtins: {
@@ -124,7 +138,10 @@ beforeAll(async () => {
   for (const [name, settings] of Object.entries(executors(markers))) {
     await writeSignedExecutor({ root, name, key, sandboxToml: sandboxToml(), ...settings });
   }
-  await writeFile(join(root, 'imports_relative', 'helper.ts'), 'export const helper = () => ({ sneaky: true });\n');
+  await writeFile(
+    join(root, 'imports_relative', 'helper.ts'),
+    'export const helper = () => ({ sneaky: true });\n',
+  );
   catalog = createCatalog({ root, trustedKeys: [key] });
   const report = await catalog.load();
   expect(report.quarantined).toEqual([]);
@@ -139,7 +156,10 @@ beforeAll(async () => {
 
 async function auditLines(): Promise<AuditEntry[]> {
   const text = await readFile(join(workspace, '.audit', 'executors', '2026-04-25.jsonl'), 'utf8');
-  return text.trim().split('\n').map((line) => JSON.parse(line));
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 describe('invoking an executor', () => {
@@ -187,9 +207,19 @@ describe('invoking an executor', () => {
   it('rejects input its schema refuses on the host, before any process starts', async () => {
     const marker = join(markers, 'greet');
     const before = existsSync(marker) ? await readFile(marker, 'utf8') : '';
-    for (const args of [{}, { name: 'Ada', extra: true }, { name: 7 }, { name: 'x'.repeat(51) }, { name: 'Ada', count: -1 }, 'Ada']) {
+    for (const args of [
+      {},
+      { name: 'Ada', extra: true },
+      { name: 7 },
+      { name: 'x'.repeat(51) },
+      { name: 'Ada', count: -1 },
+      'Ada',
+    ]) {
       const result = await invoker.invoke('greet', args, options);
-      expect([args, result]).toEqual([args, { ok: false, error: { class: 'InvalidInput', message: expect.stringContaining("greet's schema") } }]);
+      expect([args, result]).toEqual([
+        args,
+        { ok: false, error: { class: 'InvalidInput', message: expect.stringContaining("greet's schema") } },
+      ]);
     }
     // The code file was never loaded by any of those calls.
     expect(existsSync(marker) ? await readFile(marker, 'utf8') : '').toBe(before);
@@ -203,7 +233,10 @@ describe('invoking an executor', () => {
     // This one bypasses the harness and writes its own result line: the host still checks it.
     expect(await invoker.invoke('bypass_output', { name: 'Ada' }, options)).toMatchObject({
       ok: false,
-      error: { class: 'InvalidOutput', message: expect.stringContaining("bypass_output returned content its schema rejects") },
+      error: {
+        class: 'InvalidOutput',
+        message: expect.stringContaining('bypass_output returned content its schema rejects'),
+      },
     });
   });
 
@@ -254,12 +287,16 @@ describe('invoking an executor', () => {
   it('kills an executor that runs past max_duration_ms, with every process it started', async () => {
     const pidFile = join(await temp.make('pid-'), 'pid');
     const result = await invoker.invoke('sleeper', { pidFile }, options);
-    expect(result).toMatchObject({ ok: false, error: { class: 'Timeout', message: expect.stringContaining('3000 ms') } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { class: 'Timeout', message: expect.stringContaining('3000 ms') },
+    });
     const pid = Number(await readFile(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
     // Gone, or at most a zombie waiting for init to reap it: it no longer runs.
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-    if (stat !== undefined) expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
+    if (stat !== undefined)
+      expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
   });
 
   it('stops before starting when the caller already gave up', async () => {
@@ -267,7 +304,10 @@ describe('invoking an executor', () => {
     const controller = new AbortController();
     controller.abort();
     const result = await invoker.invoke('sleeper', { pidFile }, { ...options, signal: controller.signal });
-    expect(result).toMatchObject({ ok: false, error: { class: 'Timeout', message: expect.stringContaining('aborted') } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { class: 'Timeout', message: expect.stringContaining('aborted') },
+    });
     expect(existsSync(pidFile)).toBe(false);
   });
 
@@ -282,18 +322,26 @@ describe('invoking an executor', () => {
         ok: false,
         error: {
           class: 'Crashed',
-          message: expect.stringContaining(`import of "${specifier}" refused: executors may import only node: built-ins`),
+          message: expect.stringContaining(
+            `import of "${specifier}" refused: executors may import only node: built-ins`,
+          ),
         },
       });
     });
   }
 
   it('lets the code import Node built-ins, with or without the node: prefix, including prefix-only ones', async () => {
-    expect(await invoker.invoke('uses_builtins', {}, options)).toMatchObject({ ok: true, content: { two: 2, sep: '/', hash: 64 } });
+    expect(await invoker.invoke('uses_builtins', {}, options)).toMatchObject({
+      ok: true,
+      content: { two: 2, sep: '/', hash: 64 },
+    });
   });
 
   it('answers an unknown executor or version with NotInvocable', async () => {
-    expect(await invoker.invoke('nobody', {}, options)).toMatchObject({ ok: false, error: { class: 'NotInvocable' } });
+    expect(await invoker.invoke('nobody', {}, options)).toMatchObject({
+      ok: false,
+      error: { class: 'NotInvocable' },
+    });
     expect(await invoker.invoke('greet', { name: 'Ada' }, { ...options, version: '9.0.0' })).toMatchObject({
       ok: false,
       error: { class: 'NotInvocable', message: expect.stringContaining('9.0.0') },
@@ -302,7 +350,10 @@ describe('invoking an executor', () => {
 
   it('answers with data, not an exception, when the host cannot compile the schema', async () => {
     const result = await invoker.invoke('newer_draft', {}, options);
-    expect(result).toMatchObject({ ok: false, error: { class: 'NotInvocable', message: expect.stringContaining('schema.json') } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { class: 'NotInvocable', message: expect.stringContaining('schema.json') },
+    });
   });
 });
 
@@ -310,7 +361,10 @@ describe('the plain process runner', () => {
   it('refuses an executor that asks for a stronger isolation tier, without starting it', async () => {
     expect(await invoker.invoke('wants_sandbox', {}, options)).toEqual({
       ok: false,
-      error: { class: 'IsolationUnavailable', message: expect.stringContaining('requires isolation tier "standard"') },
+      error: {
+        class: 'IsolationUnavailable',
+        message: expect.stringContaining('requires isolation tier "standard"'),
+      },
       isolation: { tier: 'none', layers: [] },
     });
   });
@@ -344,7 +398,11 @@ describe('the audit log', () => {
   it('writes one line per call with the documented fields', async () => {
     const long = 'é'.repeat(500);
     const args = { name: 'Ada', count: 3 };
-    const result = await invoker.invoke('greet', args, { ...options, traceId: 'trace-audit', turnId: 'turn-audit' });
+    const result = await invoker.invoke('greet', args, {
+      ...options,
+      traceId: 'trace-audit',
+      turnId: 'turn-audit',
+    });
     expect(result.ok).toBe(true);
     const line = (await auditLines()).find((entry) => entry.trace_id === 'trace-audit')!;
     const stdout = JSON.stringify({ ok: true, content: { greeting: 'Hello, Ada!', count: 3 } });
@@ -364,16 +422,41 @@ describe('the audit log', () => {
     expect(line.duration_ms).toBeGreaterThanOrEqual(0);
 
     // A refusal is audited too, with its input cut down to size.
-    await invoker.invoke('greet', { name: long, nested: { a: { b: { c: { d: 'deep' } } } } }, { ...options, traceId: 'trace-refused' });
+    await invoker.invoke(
+      'greet',
+      { name: long, nested: { a: { b: { c: { d: 'deep' } } } } },
+      { ...options, traceId: 'trace-refused' },
+    );
     const refused = (await auditLines()).find((entry) => entry.trace_id === 'trace-refused')!;
-    expect(refused).toMatchObject({ executor: 'greet', exit: 'policy', error_class: 'InvalidInput', output: { size: 0, sha: null } });
+    expect(refused).toMatchObject({
+      executor: 'greet',
+      exit: 'policy',
+      error_class: 'InvalidInput',
+      output: { size: 0, sha: null },
+    });
     // Every documented field is on every line, null when there is nothing to say.
     expect(refused.turn_id).toBeNull();
     await invoker.invoke('nobody', {}, { ...options, traceId: 'trace-unknown' });
     const unknown = (await auditLines()).find((entry) => entry.trace_id === 'trace-unknown')!;
-    const documented = ['ts', 'trace_id', 'turn_id', 'executor', 'version', 'caller', 'input', 'output', 'duration_ms', 'exit'];
+    const documented = [
+      'ts',
+      'trace_id',
+      'turn_id',
+      'executor',
+      'version',
+      'caller',
+      'input',
+      'output',
+      'duration_ms',
+      'exit',
+    ];
     expect(Object.keys(unknown).sort()).toEqual([...documented, 'error_class'].sort());
-    expect(unknown).toMatchObject({ version: null, turn_id: null, output: { size: 0, sha: null }, exit: 'policy' });
+    expect(unknown).toMatchObject({
+      version: null,
+      turn_id: null,
+      output: { size: 0, sha: null },
+      exit: 'policy',
+    });
     expect(refused.input.name).toBe(`${'é'.repeat(200)}…(500 chars)`);
     expect(refused.input.nested).toEqual({ a: { b: '[object]' } });
   });
@@ -387,7 +470,7 @@ describe('the audit log', () => {
       ['nobody', {}, 'policy', 'NotInvocable'],
       ['wants_sandbox', {}, 'policy', 'IsolationUnavailable'],
     ];
-    for (const [name, args, exit, errorClass] of outcomes) {
+    for (const [name, args] of outcomes) {
       await invoker.invoke(name, args, { ...options, traceId: `trace-${name}` });
     }
     const lines = await auditLines();
@@ -414,7 +497,12 @@ describe('the audit log', () => {
     await createAuditLog({ workspace: own }).append(entry('one'));
     await createAuditLog({ workspace: own }).append(entry('two'));
     const file = join(own, '.audit', 'executors', '2026-01-02.jsonl');
-    expect((await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line).trace_id)).toEqual(['one', 'two']);
+    expect(
+      (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).trace_id),
+    ).toEqual(['one', 'two']);
     const { stat } = await import('node:fs/promises');
     expect((await stat(file)).mode & 0o077).toBe(0);
   });
@@ -424,7 +512,11 @@ describe('the audit log', () => {
     expect(summarizeInput({ text: 'a'.repeat(201) })).toEqual({ text: `${'a'.repeat(200)}…(201 chars)` });
     expect(summarizeInput({ text: 'a'.repeat(200) })).toEqual({ text: 'a'.repeat(200) });
     expect(summarizeInput({ list: Array.from({ length: 40 }, (_, index) => index) }).list).toHaveLength(16);
-    expect(Object.keys(summarizeInput(Object.fromEntries(Array.from({ length: 50 }, (_, index) => [`k${index}`, index]))))).toHaveLength(32);
+    expect(
+      Object.keys(
+        summarizeInput(Object.fromEntries(Array.from({ length: 50 }, (_, index) => [`k${index}`, index]))),
+      ),
+    ).toHaveLength(32);
     expect(summarizeInput({ a: [[['deep']]] })).toEqual({ a: [['[array of 1]']] });
   });
 });

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTempDirs } from './__fixtures__/index.ts';
 import { KeyError } from './errors.ts';
-import { createKeyStore, generateSigningKey, keyIdOf, parsePublicKey, readPublicKey, serializePublicKey } from './keys.ts';
+import {
+  createKeyStore,
+  generateSigningKey,
+  keyIdOf,
+  parsePublicKey,
+  readPublicKey,
+  serializePublicKey,
+} from './keys.ts';
 import { resolveConfigDir } from './settings.ts';
 import { createTrustStore, findWorkspaceConfig, loadTrustedKeys } from './trust.ts';
 
@@ -127,7 +134,9 @@ describe('trust', () => {
   it('refuses a trust list that is not one', async () => {
     const configDir = await temp.make();
     await writeFile(join(configDir, 'trusted_keys.json'), JSON.stringify({ keys: 'all' }));
-    expect((await keyError(createTrustStore({ configDir }).list())).message).toContain('not a Metnos trust list');
+    expect((await keyError(createTrustStore({ configDir }).list())).message).toContain(
+      'not a Metnos trust list',
+    );
   });
 
   it('finds the nearest metnos.toml and trusts its keys plus the user list', async () => {

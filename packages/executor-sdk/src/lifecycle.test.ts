@@ -5,7 +5,13 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { useTempDirs } from './__fixtures__/index.ts';
 import { LifecycleError } from './errors.ts';
-import { canTransition, LIFECYCLE_STATES, LIFECYCLE_TRANSITIONS, type LifecycleState, openLifecycleStore } from './lifecycle.ts';
+import {
+  canTransition,
+  LIFECYCLE_STATES,
+  LIFECYCLE_TRANSITIONS,
+  type LifecycleState,
+  openLifecycleStore,
+} from './lifecycle.ts';
 
 const temp = useTempDirs('metnos-lifecycle-');
 
@@ -44,7 +50,10 @@ describe('lifecycle store', () => {
   it('records transitions with history and refuses forbidden ones, leaving the state as it was', async () => {
     const dir = await temp.make();
     let now = Date.parse('2026-04-25T08:00:00Z');
-    const clock = () => new Date((now += 60_000));
+    const clock = () => {
+      now += 60_000;
+      return new Date(now);
+    };
     const store = await openLifecycleStore(join(dir, 'lifecycle.json'), clock);
     store.introduce('fs_read@1.0.0', 'seed');
     store.introduce('fs_read@1.0.0', 'active'); // a second sighting changes nothing
@@ -57,7 +66,11 @@ describe('lifecycle store', () => {
     expect(() => store.transition('ghost@1.0.0', 'active')).toThrow(/unknown executor version/);
 
     const record = store.get('fs_read@1.0.0')!;
-    expect(record).toMatchObject({ state: 'below_threshold', reason: 'unused for 90 days', since: '2026-04-25T08:03:00.000Z' });
+    expect(record).toMatchObject({
+      state: 'below_threshold',
+      reason: 'unused for 90 days',
+      since: '2026-04-25T08:03:00.000Z',
+    });
     expect(record.history.map((entry) => [entry.from, entry.to])).toEqual([
       [null, 'seed'],
       ['seed', 'active'],
@@ -82,10 +95,16 @@ describe('lifecycle store', () => {
     const path = join(dir, 'lifecycle.json');
     const writer = spawn(
       process.execPath,
-      ['--disable-warning=ExperimentalWarning', join(import.meta.dirname, '__fixtures__', 'lifecycle-writer.ts'), path],
+      [
+        '--disable-warning=ExperimentalWarning',
+        join(import.meta.dirname, '__fixtures__', 'lifecycle-writer.ts'),
+        path,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => writer.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      writer.on('exit', (_code, signal) => resolve(signal)),
+    );
     let saved = -1;
     for await (const line of createInterface({ input: writer.stdout! })) {
       saved = Number(line);

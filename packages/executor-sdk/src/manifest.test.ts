@@ -19,9 +19,18 @@ function manifestError(text: string): ManifestError {
 describe('parseManifest', () => {
   it('reads a scaffolded manifest and fills the defaults', () => {
     const manifest = parseManifest(valid, FILE);
-    expect(manifest.executor).toMatchObject({ name: 'greet', version: '0.1.0', entry: 'main.ts', created_by: 'seed' });
+    expect(manifest.executor).toMatchObject({
+      name: 'greet',
+      version: '0.1.0',
+      entry: 'main.ts',
+      created_by: 'seed',
+    });
     expect(manifest.executor.created_at).toBe('2026-04-25T08:12:00.000Z');
-    expect(manifest.sandbox).toMatchObject({ min_tier: 'full', fs: { read: [], write: [] }, exec: { mode: 'none', binaries: [] } });
+    expect(manifest.sandbox).toMatchObject({
+      min_tier: 'full',
+      fs: { read: [], write: [] },
+      exec: { mode: 'none', binaries: [] },
+    });
     expect(manifest.contract.error_classes).toEqual(['BadName']);
   });
 
@@ -77,7 +86,10 @@ describe('parseManifest', () => {
     },
     {
       label: 'an unknown key in [sandbox.network]',
-      text: valid.replace('[sandbox.network]\nmode = "none"', '[sandbox.network]\nmode = "none"\nproxy = "x"'),
+      text: valid.replace(
+        '[sandbox.network]\nmode = "none"',
+        '[sandbox.network]\nmode = "none"\nproxy = "x"',
+      ),
       field: /^sandbox\.network(\.proxy)?$/,
       expected: /unknown key.*proxy/,
     },
@@ -119,7 +131,10 @@ describe('parseManifest', () => {
     },
     {
       label: 'a schema reference outside schema.json',
-      text: valid.replace('input_schema = "schema.json#/definitions/Input"', 'input_schema = "other.json#/Input"'),
+      text: valid.replace(
+        'input_schema = "schema.json#/definitions/Input"',
+        'input_schema = "other.json#/Input"',
+      ),
       field: 'contract.input_schema',
       expected: /schema\.json#\/definitions\/Input/,
     },
@@ -173,11 +188,9 @@ describe('compareVersions', () => {
   it('orders versions by semver precedence, numeric parts as numbers', () => {
     for (let low = 0; low < ascending.length; low++) {
       for (let high = 0; high < ascending.length; high++) {
-        expect([ascending[low], ascending[high], compareVersions(ascending[low]!, ascending[high]!)]).toEqual([
-          ascending[low],
-          ascending[high],
-          Math.sign(low - high),
-        ]);
+        expect([ascending[low], ascending[high], compareVersions(ascending[low]!, ascending[high]!)]).toEqual(
+          [ascending[low], ascending[high], Math.sign(low - high)],
+        );
       }
     }
   });

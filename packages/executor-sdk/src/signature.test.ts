@@ -50,7 +50,13 @@ describe('the signed statement', () => {
     const key = await generateSigningKey();
     const { keyId: _, ...statement } = statementFor(key.keyId);
     const file = JSON.parse(signStatement(statement, key));
-    expect(file).toMatchObject({ v: 1, alg: 'ed25519', key_id: key.keyId, name: 'fs_read', version: '1.0.0' });
+    expect(file).toMatchObject({
+      v: 1,
+      alg: 'ed25519',
+      key_id: key.keyId,
+      name: 'fs_read',
+      version: '1.0.0',
+    });
     expect(Buffer.from(file.signature, 'base64')).toHaveLength(64);
   });
 });
@@ -92,11 +98,9 @@ describe('signature backends', () => {
     // is checked with its own bytes by every backend, not with a key cached under the same id.
     const mislabelled: PublicKey = { keyId: trusted.keyId, publicKey: attacker.publicKey };
     expect(await verdicts(statement, forged, mislabelled)).toEqual([true, true, true]);
-    expect(await verdicts(statement, ed25519.sign(statementBytes(statement), trusted.secretKey), mislabelled)).toEqual([
-      false,
-      false,
-      false,
-    ]);
+    expect(
+      await verdicts(statement, ed25519.sign(statementBytes(statement), trusted.secretKey), mislabelled),
+    ).toEqual([false, false, false]);
   });
 
   it('agree on a weak (small-order) public key that would verify any statement under ZIP-215 rules', async () => {
@@ -107,7 +111,11 @@ describe('signature backends', () => {
     signature[0] = 1;
     const key: PublicKey = { keyId: await keyIdOf(weak), publicKey: weak };
     for (const version of ['1.0.0', '6.6.6']) {
-      expect(await verdicts(statementFor(key.keyId, { version }), signature, key)).toEqual([false, false, false]);
+      expect(await verdicts(statementFor(key.keyId, { version }), signature, key)).toEqual([
+        false,
+        false,
+        false,
+      ]);
     }
   });
 });

@@ -34,10 +34,21 @@ describe('signing', () => {
     expect(lock).toBe(await profileHash(manifest.sandbox));
     expect(manifest.sandbox.hash).toBe(lock);
     const signature = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
-    expect(signature).toMatchObject({ v: 1, alg: 'ed25519', key_id: key.keyId, name: 'echo', version: '1.0.0' });
+    expect(signature).toMatchObject({
+      v: 1,
+      alg: 'ed25519',
+      key_id: key.keyId,
+      name: 'echo',
+      version: '1.0.0',
+    });
 
     const verified = await verifyExecutor(dir, { trustedKeys: [key] });
-    expect(verified).toMatchObject({ name: 'echo', version: '1.0.0', keyId: key.keyId, codeFile: join(dir, 'main.ts') });
+    expect(verified).toMatchObject({
+      name: 'echo',
+      version: '1.0.0',
+      keyId: key.keyId,
+      codeFile: join(dir, 'main.ts'),
+    });
   });
 
   it('signing twice gives the same files (the hash line is replaced, not added)', async () => {
@@ -51,14 +62,19 @@ describe('signing', () => {
 
   it('the profile hash ignores the order of allow-lists but not their content', async () => {
     const base = parseManifest(
-      (await readFile(join((await writeSignedExecutor({ root: await temp.make(), name: 'order' })).dir, 'manifest.toml'), 'utf8')),
+      await readFile(
+        join((await writeSignedExecutor({ root: await temp.make(), name: 'order' })).dir, 'manifest.toml'),
+        'utf8',
+      ),
       'manifest.toml',
     ).sandbox;
     const reordered = { ...base, fs: { read: ['$TMP', '$WORKSPACE', '$TMP'], write: [] } };
     const sorted = { ...base, fs: { read: ['$WORKSPACE', '$TMP'], write: [] } };
     expect(canonicalProfile(reordered)).toBe(canonicalProfile(sorted));
     expect(await profileHash(reordered)).toBe(await profileHash(sorted));
-    expect(await profileHash({ ...sorted, fs: { read: ['$WORKSPACE'], write: [] } })).not.toBe(await profileHash(sorted));
+    expect(await profileHash({ ...sorted, fs: { read: ['$WORKSPACE'], write: [] } })).not.toBe(
+      await profileHash(sorted),
+    );
   });
 });
 
@@ -67,7 +83,10 @@ describe('schema checks', () => {
     const root = await temp.make();
     const { dir, key } = await writeSignedExecutor({ root, name: 'proto' });
     const path = join(dir, 'manifest.toml');
-    await writeFile(path, (await readFile(path, 'utf8')).replace('#/definitions/Input', '#/definitions/__proto__'));
+    await writeFile(
+      path,
+      (await readFile(path, 'utf8')).replace('#/definitions/Input', '#/definitions/__proto__'),
+    );
     await expect(signExecutor(dir, key)).rejects.toMatchObject({
       name: 'VerificationError',
       reason: 'schema_invalid',
@@ -82,11 +101,19 @@ describe('schema checks', () => {
       ['[]', 'must be a JSON object'],
       ['{"definitions": {"Input": {}, ', 'not valid JSON'],
       ['{"definitions": {"Input": {"type": "object"}}}', 'no definition for schema.json#/definitions/Output'],
-      ['{"definitions": {"Input": {"dependentRequired": {}}, "Output": {}}}', 'does not support: /definitions/Input/dependentRequired'],
+      [
+        '{"definitions": {"Input": {"dependentRequired": {}}, "Output": {}}}',
+        'does not support: /definitions/Input/dependentRequired',
+      ],
     ]) {
       await writeFile(join(dir, 'schema.json'), text!);
       const error = await refusal(dir, [key]);
-      expect([text, error.reason, error.artefact, error.message]).toEqual([text, 'schema_invalid', 'schema.json', expect.stringContaining(message!)]);
+      expect([text, error.reason, error.artefact, error.message]).toEqual([
+        text,
+        'schema_invalid',
+        'schema.json',
+        expect.stringContaining(message!),
+      ]);
     }
   });
 });
@@ -118,7 +145,8 @@ describe('tampering', () => {
           const ok = renamesCode
             ? error.reason === 'missing_artefact' || error.artefact === artefact
             : error.artefact === artefact && allowed[artefact]!.includes(error.reason);
-          if (!ok) wrong.push(`byte ${index} (${JSON.stringify(text[index])}): ${error.reason} ${error.artefact}`);
+          if (!ok)
+            wrong.push(`byte ${index} (${JSON.stringify(text[index])}): ${error.reason} ${error.artefact}`);
         } catch (error) {
           wrong.push(`byte ${index} (${JSON.stringify(text[index])}): ${(error as Error).message}`);
         } finally {
@@ -147,7 +175,9 @@ describe('tampering', () => {
       schema: file.digests.schema,
       profileLock: file.digests.profile_lock,
     };
-    file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString('base64');
+    file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString(
+      'base64',
+    );
     await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file));
 
     const error = await refusal(dir, [key]);
@@ -163,7 +193,10 @@ describe('tampering', () => {
     bytes[10] = bytes[10]! ^ 0x80;
     file.signature = bytes.toString('base64');
     await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file));
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'signature_invalid', artefact: 'manifest.sig' });
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'signature_invalid',
+      artefact: 'manifest.sig',
+    });
   });
 
   it('refuses a signature spelled with non-canonical base64 (same bytes, different file)', async () => {
@@ -174,9 +207,14 @@ describe('tampering', () => {
     const last = alphabet.indexOf(file.signature[85]);
     // The last character carries 2 bits of the signature and 4 unused bits.
     file.signature = `${file.signature.slice(0, 85)}${alphabet[last ^ 0b0001]}==`;
-    expect(Buffer.from(file.signature, 'base64')).toEqual(Buffer.from(JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8')).signature, 'base64'));
+    expect(Buffer.from(file.signature, 'base64')).toEqual(
+      Buffer.from(JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8')).signature, 'base64'),
+    );
     await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file));
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'signature_malformed', artefact: 'manifest.sig' });
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'signature_malformed',
+      artefact: 'manifest.sig',
+    });
   });
 
   it('refuses a signature by a key nobody trusted, naming the key id', async () => {
@@ -200,10 +238,21 @@ describe('tampering', () => {
     expect(edited.message).toContain('without re-signing');
 
     // Someone also rewrites [sandbox].hash to the new profile's hash: profile.lock still disagrees.
-    const widened = parseManifest(original.replace('max_duration_ms = 2000', 'max_duration_ms = 600000'), path).sandbox;
+    const widened = parseManifest(
+      original.replace('max_duration_ms = 2000', 'max_duration_ms = 600000'),
+      path,
+    ).sandbox;
     const newHash = await profileHash(widened);
-    await writeFile(path, original.replace('max_duration_ms = 2000', 'max_duration_ms = 600000').replace(/hash = ".*"/, `hash = "${newHash}"`));
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'profile_lock_mismatch', artefact: 'manifest.toml' });
+    await writeFile(
+      path,
+      original
+        .replace('max_duration_ms = 2000', 'max_duration_ms = 600000')
+        .replace(/hash = ".*"/, `hash = "${newHash}"`),
+    );
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'profile_lock_mismatch',
+      artefact: 'manifest.toml',
+    });
 
     // And rewrites profile.lock as well: the three agree, but not with what was signed.
     await writeFile(join(dir, 'profile.lock'), `${newHash}\n`);
@@ -211,20 +260,38 @@ describe('tampering', () => {
 
     // profile.lock alone rewritten: it is named.
     await writeFile(path, original);
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'profile_lock_mismatch', artefact: 'profile.lock' });
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'profile_lock_mismatch',
+      artefact: 'profile.lock',
+    });
 
     // A hash line that disagrees with an unchanged profile names the manifest.
-    await writeFile(join(dir, 'profile.lock'), `${await profileHash(parseManifest(original, path).sandbox)}\n`);
-    await writeFile(path, original.replace(/hash = "blake3:(.)/, (_, first) => `hash = "blake3:${first === 'a' ? 'b' : 'a'}`));
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'profile_lock_mismatch', artefact: 'manifest.toml' });
+    await writeFile(
+      join(dir, 'profile.lock'),
+      `${await profileHash(parseManifest(original, path).sandbox)}\n`,
+    );
+    await writeFile(
+      path,
+      original.replace(/hash = "blake3:(.)/, (_, first) => `hash = "blake3:${first === 'a' ? 'b' : 'a'}`),
+    );
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'profile_lock_mismatch',
+      artefact: 'manifest.toml',
+    });
 
     // Without a readable manifest.sig the odd one out is still named.
     await rm(join(dir, 'manifest.sig'));
     await writeFile(join(dir, 'manifest.sig'), 'not json');
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'profile_lock_mismatch', artefact: 'manifest.toml' });
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'profile_lock_mismatch',
+      artefact: 'manifest.toml',
+    });
     await writeFile(path, original);
     await writeFile(join(dir, 'profile.lock'), `${newHash}\n`);
-    expect(await refusal(dir, [key])).toMatchObject({ reason: 'profile_lock_mismatch', artefact: 'profile.lock' });
+    expect(await refusal(dir, [key])).toMatchObject({
+      reason: 'profile_lock_mismatch',
+      artefact: 'profile.lock',
+    });
   });
 
   for (const artefact of ['manifest.toml', 'main.ts', 'schema.json', 'profile.lock', 'manifest.sig']) {

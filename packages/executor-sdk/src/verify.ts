@@ -229,9 +229,10 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
   if (lock !== expectedLock || manifest.sandbox.hash !== expectedLock) {
     // Three values must agree: the profile's hash, [sandbox].hash and profile.lock. Blame
     // the file the signature says changed, else the odd one out.
-    const lockAtFault = changed('profileLock') !== changed('manifest')
-      ? changed('profileLock')
-      : lock !== expectedLock && manifest.sandbox.hash === expectedLock;
+    const lockAtFault =
+      changed('profileLock') !== changed('manifest')
+        ? changed('profileLock')
+        : lock !== expectedLock && manifest.sandbox.hash === expectedLock;
     throw new VerificationError({
       reason: 'profile_lock_mismatch',
       artefact: lockAtFault ? ARTEFACTS.profileLock : ARTEFACTS.manifest,
@@ -259,7 +260,12 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
     schema: signatureFile.digests.schema,
     profileLock: signatureFile.digests.profile_lock,
   };
-  const statement = { keyId: signatureFile.key_id, name: signatureFile.name, version: signatureFile.version, ...signed };
+  const statement = {
+    keyId: signatureFile.key_id,
+    name: signatureFile.name,
+    version: signatureFile.version,
+    ...signed,
+  };
   const signature = new Uint8Array(Buffer.from(signatureFile.signature, 'base64'));
   let valid = false;
   try {

@@ -47,7 +47,9 @@ export async function flipByte(path: string, index: number, mask = 0x01): Promis
 }
 
 /** A `[sandbox]` section for {@link writeSignedExecutor}'s `sandboxToml` option. */
-export function sandboxToml(settings: { maxDurationMs?: number; maxOutputBytes?: number; minTier?: string; profile?: string } = {}) {
+export function sandboxToml(
+  settings: { maxDurationMs?: number; maxOutputBytes?: number; minTier?: string; profile?: string } = {},
+) {
   return `[sandbox]
 profile = "${settings.profile ?? 'test'}"
 min_tier = "${settings.minTier ?? 'none'}"
