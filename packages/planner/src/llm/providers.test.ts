@@ -250,26 +250,41 @@ describe.each(providers)('$name provider against its loopback server', (provider
   });
 });
 
-/** A finished first round: the model called fs_read, the runtime observed the result. */
-const history: ChatMessage[] = [
-  { role: 'user', content: 'read notes.txt' },
-  {
-    role: 'assistant',
-    content: '',
-    toolCalls: [{ id: 'call_1', name: 'fs_read', args: { path: 'notes.txt' } }],
-  },
-  { role: 'tool', toolCallId: 'call_1', toolName: 'fs_read', content: '{"ok":true,"content":"buy milk"}' },
+const NOTE_SCRIPT: WireStep[] = [
+  { toolCalls: [{ id: 'call_1', name: 'fs_read', args: { path: 'notes.txt' } }] },
+  { text: 'It says: buy milk.' },
 ];
+
+/**
+ * Two rounds of the loop: the model calls fs_read, the observation goes back,
+ * the model answers. Returns the body of the second request, as sent.
+ */
+async function roundTrip(model: ChatModel, server: WireServer) {
+  const messages: ChatMessage[] = [{ role: 'user', content: 'read notes.txt' }];
+  const first = await model.generate({ system: 's', messages, tools: [READ_TOOL] });
+  messages.push({ role: 'assistant', content: first.text, toolCalls: first.toolCalls });
+  for (const call of first.toolCalls) {
+    messages.push({
+      role: 'tool',
+      toolCallId: call.id,
+      toolName: call.name,
+      content: '{"ok":true,"content":"buy milk"}',
+    });
+  }
+  const second = await model.generate({ system: 's', messages, tools: [READ_TOOL] });
+  expect(second.text).toBe('It says: buy milk.');
+  expect(server.requests).toHaveLength(2);
+  return server.requests[1]!;
+}
 
 describe('tool results go back in each vendor format', () => {
   it('ollama: assistant tool_calls with object arguments, then a tool message', async () => {
-    const server = await serve(providers[0]!, [{ text: 'It says: buy milk.' }]);
-    await createOllamaModel({ model: 'qwen3:8b', baseUrl: server.baseUrl }).generate({
-      system: 's',
-      messages: history,
-      tools: [READ_TOOL],
-    });
-    const messages = (server.requests[0]!.body as { messages: unknown[] }).messages;
+    const server = await serve(providers[0]!, NOTE_SCRIPT);
+    const request = await roundTrip(
+      createOllamaModel({ model: 'qwen3:8b', baseUrl: server.baseUrl }),
+      server,
+    );
+    const messages = (request.body as { messages: unknown[] }).messages;
     expect(messages.slice(1)).toEqual([
       { role: 'user', content: 'read notes.txt' },
       {
@@ -284,13 +299,11 @@ describe('tool results go back in each vendor format', () => {
   });
 
   it('openai: assistant tool_calls with JSON-string arguments, then role tool with tool_call_id', async () => {
-    const server = await serve(providers[1]!, [{ text: 'It says: buy milk.' }], { apiKey: KEY });
-    await createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: server.baseUrl }).generate({
-      system: 's',
-      messages: history,
-      tools: [READ_TOOL],
-    });
-    const request = server.requests[0]!;
+    const server = await serve(providers[1]!, NOTE_SCRIPT, { apiKey: KEY });
+    const request = await roundTrip(
+      createOpenAiModel({ model: 'gpt-4o', apiKey: KEY, baseUrl: server.baseUrl }),
+      server,
+    );
     expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
     const messages = (request.body as { messages: unknown[] }).messages;
     expect(messages).toEqual([
@@ -312,13 +325,11 @@ describe('tool results go back in each vendor format', () => {
   });
 
   it('anthropic: tool_use block, then a user message with a tool_result block', async () => {
-    const server = await serve(providers[2]!, [{ text: 'It says: buy milk.' }], { apiKey: KEY });
-    await createAnthropicModel({ model: 'claude-haiku-4-5', apiKey: KEY, baseUrl: server.baseUrl }).generate({
-      system: 's',
-      messages: history,
-      tools: [READ_TOOL],
-    });
-    const request = server.requests[0]!;
+    const server = await serve(providers[2]!, NOTE_SCRIPT, { apiKey: KEY });
+    const request = await roundTrip(
+      createAnthropicModel({ model: 'claude-haiku-4-5', apiKey: KEY, baseUrl: server.baseUrl }),
+      server,
+    );
     expect(request.headers['x-api-key']).toBe(KEY);
     expect(request.headers['anthropic-version']).toBe('2023-06-01');
     const body = request.body as {
