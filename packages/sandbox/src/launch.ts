@@ -92,9 +92,10 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     LANG: 'C.UTF-8',
   };
   const binaries = input.exec.mode === 'allowlist' ? input.exec.binaries : [];
-  const binaryPaths = binaries
-    .map((name) => findBinary(name, input.binarySearchPath))
-    .filter((path): path is string => !!path);
+  const located = binaries.map((name) => ({ name, path: findBinary(name, input.binarySearchPath) }));
+  const binaryPaths = located.flatMap((entry) => (entry.path ? [entry.path] : []));
+  const missingBinaries = located.filter((entry) => !entry.path).map((entry) => entry.name);
+  if (missingBinaries.length > 0) notes.push(`exec: not found on this host: ${missingBinaries.join(', ')}`);
   if (binaryPaths.length > 0) env.PATH = [...new Set(binaryPaths.map((path) => dirname(path)))].join(':');
   const readable = [RUNTIME_DIR, input.codeFile, ...input.profile.read, ...input.profile.write];
   if (input.tmpGranted) readable.push(input.tmpDir);

@@ -209,10 +209,6 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     const workspace = resolve(context.workspace);
     const forbidden = forbiddenSet({ homes, workspace });
-    if (declared.fs.write.some((entry) => /^\$WORKSPACE(\/|$)/.test(entry))) {
-      // a fresh workspace does not exist yet; inside the sandbox nothing could create it
-      await mkdir(workspace, { recursive: true, mode: 0o700 });
-    }
     const tmpDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-call-'));
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
@@ -226,6 +222,10 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       if (violation)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
 
+      if (declared.fs.write.some((entry) => /^\$WORKSPACE(\/|$)/.test(entry))) {
+        // a fresh workspace does not exist yet; inside the sandbox nothing could create it
+        await mkdir(workspace, { recursive: true, mode: 0o700 });
+      }
       const standardOrMore = tierRank(tier) >= tierRank('standard');
       if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
         netDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-net-'));
@@ -264,9 +264,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         limits,
         binarySearchPath,
       });
+      // runChild keeps this record by reference, so the proxy's refusals added below reach the result
       const notes = [...plan.notes];
-      if (declared.network.mode === 'allowlist')
-        notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+      if (proxy) notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
       const isolation: IsolationRecord = { tier, layers: plan.layers, notes };
       const report = await runChild({
         command: plan.command,
