@@ -7,6 +7,7 @@ import { parseShell, type SimpleCommand } from './shell-words.ts';
 export const DESTRUCTIVE_PATTERNS = [
   'rm -r on /, ~ or a system folder',
   'rm --no-preserve-root',
+  'recursive delete of /, ~ or a system folder in code',
   'find -delete on /, ~ or a system folder',
   'mkfs (formats a file system)',
   'wipefs or blkdiscard (erases a device)',
@@ -180,7 +181,28 @@ function operands(args: string[]): string[] {
   return result;
 }
 
-function inspectCommand(command: SimpleCommand, place: Place): DestructivePattern | undefined {
+/**
+ * Whether a recursive `rm`/`chmod` hits a critical target: one of its
+ * operands, or, when a target comes from elsewhere (`$(…)`, backticks,
+ * `… | xargs rm -rf`), any word of the surrounding text, since any of them
+ * may become the target. Those unseen targets do not count the workspace
+ * itself, so `find . -name '*.o' | xargs rm -rf` stays ordinary.
+ */
+function hitsCriticalTarget(args: string[], siblings: string[], place: Place): boolean {
+  const listed = operands(args);
+  if (listed.some((target) => isCriticalTarget(target, place))) return true;
+  const hidden =
+    listed.length === 0 || listed.some((target) => target.includes('$(') || target.includes('`'));
+  if (!hidden) return false;
+  const inner = listed.flatMap((target) => parseShell(target, () => '').flatMap((command) => command.words));
+  return [...inner, ...siblings].some((target) => isCriticalTarget(target, place, false));
+}
+
+function inspectCommand(
+  command: SimpleCommand,
+  place: Place,
+  siblings: string[],
+): DestructivePattern | undefined {
   for (const target of command.redirects) {
     const path = posix.resolve(place.workspace, target);
     if (path.startsWith('/dev/') && !isHarmlessDevice(path)) return 'output redirected to a device';
@@ -191,12 +213,11 @@ function inspectCommand(command: SimpleCommand, place: Place): DestructivePatter
   const recursive = args.some((arg) => /[rR]/.test(shortFlags(arg)) || arg === '--recursive');
   if (name === 'rm') {
     if (args.includes('--no-preserve-root')) return 'rm --no-preserve-root';
-    if (recursive && operands(args).some((target) => isCriticalTarget(target, place)))
-      return 'rm -r on /, ~ or a system folder';
+    if (recursive && hitsCriticalTarget(args, siblings, place)) return 'rm -r on /, ~ or a system folder';
   }
   if (['chmod', 'chown', 'chgrp'].includes(name)) {
     const chRecursive = args.some((arg) => shortFlags(arg).includes('R') || arg === '--recursive');
-    if (chRecursive && operands(args).some((target) => isCriticalTarget(target, place)))
+    if (chRecursive && hitsCriticalTarget(args, siblings, place))
       return 'recursive chmod/chown on /, ~ or a system folder';
   }
   if (name === 'find') {
@@ -263,8 +284,29 @@ export function looksLikeForkBomb(text: string): boolean {
   return false;
 }
 
+/** Library calls that delete a tree: Python, Node, Ruby, Rust, and the rimraf package. */
+const TREE_DELETE =
+  /\b(?:rmtree|rmSync|rm_rf|rm_r|remove_dir_all|rimraf(?:\.sync)?|(?:fs|fsp|promises)\.rm)\s*\(\s*/g;
+/** Expressions for the home folder inside such a call. */
+const HOME_EXPRESSION =
+  /^(?:os\.path\.expanduser\(\s*['"]~\/?['"]\s*\)|(?:pathlib\.)?Path\.home\(\s*\)|(?:os\.)?homedir\(\s*\)|Dir\.home|process\.env\.HOME|os\.environ\[\s*['"]HOME['"]\s*\])/;
+
+/** A tree-deleting library call whose first argument is `/`, `~` or a system folder, as a literal or a home expression. */
+function deletesTreeInCode(text: string, place: Place): boolean {
+  if (!/rmtree|rmSync|rm_r|remove_dir_all|rimraf|\.rm\s*\(/.test(text)) return false;
+  for (const match of text.matchAll(TREE_DELETE)) {
+    const start = match.index + match[0].length;
+    const rest = text.slice(start, start + 200);
+    if (HOME_EXPRESSION.test(rest)) return true;
+    const literal = /^(['"`])([^'"`]*)\1/.exec(rest);
+    if (literal && isCriticalTarget(literal[2]!.replace(/^~(?=\/|$)/, place.home), place)) return true;
+  }
+  return false;
+}
+
 function inspectText(text: string, place: Place, depth: number): DestructivePattern | undefined {
   if (looksLikeForkBomb(text)) return 'fork bomb';
+  if (deletesTreeInCode(text, place)) return 'recursive delete of /, ~ or a system folder in code';
   const commands = parseShell(text, (name) => (name === 'HOME' ? place.home : ''));
   return inspectCommands(commands, place, depth);
 }
@@ -274,8 +316,9 @@ function inspectCommands(
   place: Place,
   depth: number,
 ): DestructivePattern | undefined {
+  const siblings = commands.flatMap((command) => command.words);
   for (const command of commands) {
-    const found = inspectCommand(command, place);
+    const found = inspectCommand(command, place, siblings);
     if (found) return found;
     if (depth >= MAX_NESTING) continue;
     // `sh -c "…"`, `ssh host "…"`, `eval "…"`: a word that is itself a command line

@@ -140,6 +140,12 @@ describe('guard: forbidden paths', () => {
     expect(blockedRule({ command: 'cat ~/**/credentials.env' })).toBeDefined();
   });
 
+  it('refuses other letter cases, which name the same place on case-insensitive file systems', () => {
+    expect(blockedRule({ path: '~/.SSH/id_rsa' })).toBe('~/.ssh');
+    expect(blockedRule({ path: '/Home/Ada/.Gnupg' })).toBe('~/.gnupg');
+    expect(blockedRule({ path: '/ETC/shadow' })).toBe('/etc/shadow');
+  });
+
   it('refuses ~root as /root and the absolute home as ~', () => {
     expect(blockedRule({ path: '~root/.profile' })).toBe('/root');
     expect(blockedRule({ path: '/home/ada/.gnupg' })).toBe('~/.gnupg');
@@ -230,6 +236,23 @@ describe('guard: destructive commands (code:exec only)', () => {
     ['rm -r on /, ~ or a system folder', { args: ['-rf', '~'], command: 'rm' }],
     ['rm -r on /, ~ or a system folder', { argv: ['rm', '-rf', '/'] }],
     ['rm -r on /, ~ or a system folder', { argv: ['sh', '-c', 'rm -rf $HOME'] }],
+    ['rm -r on /, ~ or a system folder', { command: 'rm -rf $(echo /)' }],
+    ['rm -r on /, ~ or a system folder', { command: 'rm -rf `echo ~`' }],
+    ['rm -r on /, ~ or a system folder', { command: 'rm -rf "$(printf /)"' }],
+    ['rm -r on /, ~ or a system folder', { command: 'echo / | xargs rm -rf' }],
+    ['recursive delete of /, ~ or a system folder in code', { code: 'import shutil\nshutil.rmtree("/")' }],
+    [
+      'recursive delete of /, ~ or a system folder in code',
+      { code: "shutil.rmtree(os.path.expanduser('~'))" },
+    ],
+    [
+      'recursive delete of /, ~ or a system folder in code',
+      { code: "fs.rmSync('/usr', { recursive: true })" },
+    ],
+    [
+      'recursive delete of /, ~ or a system folder in code',
+      { code: 'await fs.rm(os.homedir(), { recursive: true })' },
+    ],
     ['mkfs (formats a file system)', { command: 'mkfs.ext4 /tmp/disk.img' }],
     ['mkfs (formats a file system)', { command: 'mkfs -t xfs /tmp/x' }],
     ['mkfs (formats a file system)', { command: 'sudo mke2fs image' }],
@@ -301,6 +324,10 @@ describe('guard: destructive commands (code:exec only)', () => {
       { command: 'dd if=/dev/urandom of=/dev/null count=1' },
       { command: 'echo done > /dev/null 2>&1' },
       { command: 'find . -name "*.tmp" -delete' },
+      { command: "find . -name '*.o' | xargs rm -rf" },
+      { command: 'rm -rf $(cat dirs-to-clean.txt)' },
+      { code: "shutil.rmtree('build')" },
+      { code: "fs.rmSync('./dist', { recursive: true, force: true })" },
       { command: 'find ./cache -delete' },
       { command: 'ls', args: ['-la', 'notes'] },
       { command: 'grep', args: ['-r', 'TODO', '.'] },

@@ -62,8 +62,14 @@ export function createGuard(): Guard {
           };
       }
       const rules = forbiddenRules(context);
+      // case-insensitive file systems (macOS, Windows) read `~/.SSH` as `~/.ssh`: match folded text too
+      const folded = { home: context.home.toLowerCase(), workspace: context.workspace.toLowerCase() };
+      const foldedRules = forbiddenRules(folded);
       for (const entry of found.strings) {
-        const rule = mentionedRule(entry.text, rules, context);
+        const lowered = entry.text.toLowerCase();
+        const rule =
+          mentionedRule(entry.text, rules, context) ??
+          (lowered === entry.text ? undefined : mentionedRule(lowered, foldedRules, folded));
         if (rule) {
           const what =
             entry.role === 'key'

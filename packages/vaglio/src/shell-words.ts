@@ -102,7 +102,7 @@ export function parseShell(text: string, expand: (name: string) => string): Simp
     }
     if (char === '~' && !inWord) {
       const next = text[index + 1];
-      if (next === undefined || next === '/' || /[\s;|&)]/.test(next)) {
+      if (next === undefined || next === '/' || /[\s;|&)`<>]/.test(next)) {
         word += expand('HOME');
         inWord = true;
         index++;

@@ -103,6 +103,10 @@ describe('vaglio: verdicts', () => {
       approved: true,
       blocked_by: null,
     });
+    expect(await createVaglio({ judge: fixedJudge(0.299) }).evaluate(proposedCall(), context)).toMatchObject({
+      approved: false,
+      reason: 'score 0.299 is below the threshold 0.30 (fixed 0.299)',
+    });
   });
 
   it('blocks a traversal with an anomalous key under the rules judge', async () => {

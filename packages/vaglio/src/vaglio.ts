@@ -53,8 +53,10 @@ type Assessment =
   | { kind: 'blocked'; blocked_by: 'guard' | 'judge'; score: number; reason: string }
   | { kind: 'passed'; score: number; reason: string; needsConfirmation: boolean };
 
+/** Two decimals, or three when two would round (0.299 must not read as 0.30 next to a 0.30 threshold). */
 function formatScore(score: number): string {
-  return score.toFixed(2);
+  const hundredths = score * 100;
+  return score.toFixed(Math.abs(hundredths - Math.round(hundredths)) < 1e-9 ? 2 : 3);
 }
 
 /** Whether the call must wait for the person: side effects that cannot be repeated safely, or any side effect when autonomy is `ask`. */
