@@ -98,6 +98,10 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     const stop = (errorClass: string, message: string) => {
       cause ??= { errorClass, message };
       killGroup(child.pid);
+      // The outcome is decided: stop reading, so a descendant that left the process
+      // group and still holds the pipes cannot keep the call from returning.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
     };
     const timer = setTimeout(() => stop('Timeout', `the executor ran past ${spec.timeoutMs} ms and was killed`), spec.timeoutMs);
     const onAbort = () => stop('Timeout', 'the call was aborted by the caller');

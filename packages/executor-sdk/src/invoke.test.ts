@@ -98,7 +98,7 @@ function executors(
     sleeper: {
       sandboxToml: sandboxToml({ maxDurationMs: 3000 }),
       code: executorCode(
-        `const child = spawn('sleep', ['300'], { stdio: 'inherit' });
+        `const child = spawn('sleep', ['300'], { stdio: 'inherit', detached: args.detached === true });
         writeFileSync(args.pidFile, String(child.pid));
         await new Promise(() => setInterval(() => {}, 1000));`,
         `import { spawn } from 'node:child_process';\nimport { writeFileSync } from 'node:fs';`,
@@ -297,6 +297,18 @@ describe('invoking an executor', () => {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
     if (stat !== undefined)
       expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
+  });
+
+  it('returns Timeout even when a process that left the group still holds its output pipes', { timeout: 20_000 }, async () => {
+    const pidFile = join(await temp.make('pid-'), 'pid');
+    try {
+      const result = await invoker.invoke('sleeper', { pidFile, detached: true }, options);
+      expect(result).toMatchObject({ ok: false, error: { class: 'Timeout' } });
+    } finally {
+      // At tier none nothing contains a process that started its own session: clean up after it.
+      const pid = Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+      if (pid > 0) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('stops before starting when the caller already gave up', async () => {
