@@ -29,11 +29,17 @@ export const fillerSchema = z
 export const planSchema = z
   .object({
     version: z.literal('1').default('1'),
-    steps: z.array(planStepSchema).min(1).max(12),
+    steps: z.array(planStepSchema).max(12),
     fillers: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), fillerSchema).default({}),
     final_message: z.string().max(8000).default(''),
+    /** Set by the Proposer instead of steps when no tool can serve the request. */
+    out_of_scope: z.string().max(500).optional(),
   })
-  .strict();
+  .strict()
+  .refine((plan) => plan.steps.length > 0 || plan.out_of_scope !== undefined, {
+    message: 'a plan needs at least one step, or "out_of_scope" with the reason',
+    path: ['steps'],
+  });
 
 export type PlanStep = z.infer<typeof planStepSchema>;
 export type Plan = z.infer<typeof planSchema>;

@@ -13,7 +13,8 @@ Steps are numbered from 1. Placeholders inside args and final_message:
 - \${stepN.field} reads a field of step N's result, e.g. \${step1.content}, \${step2.content.matches[*].file}, \${step2.content.matches|count}.
 - \${FILLER:name} asks a small question declared in "fillers".
 - \${RUNTIME:now}, \${RUNTIME:lang}, \${RUNTIME:actor} give the turn's context.
-Use only the tools listed, with arguments that match their schemas. Prefer the fewest steps.`;
+Use only the tools listed, with arguments that match their schemas. Prefer the fewest steps.
+If no listed tool can serve the request, reply {"steps": [], "out_of_scope": "<what is missing>"}.`;
 
 /** What the Proposer is asked. */
 export interface ProposeRequest {
