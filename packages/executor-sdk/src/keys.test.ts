@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTempDirs } from './__fixtures__/index.ts';
@@ -15,6 +15,10 @@ import { resolveConfigDir } from './settings.ts';
 import { createTrustStore, findWorkspaceConfig, loadTrustedKeys } from './trust.ts';
 
 const temp = useTempDirs('metnos-keys-');
+
+async function listing(dir: string) {
+  return (await readdir(dir)).sort();
+}
 
 async function keyError(promise: Promise<unknown>): Promise<KeyError> {
   try {
@@ -55,6 +59,18 @@ describe('key store', () => {
     expect(error.message).toContain('already exists');
     expect(await readFile(join(configDir, 'keys', 'default.key'), 'utf8')).toBe(before);
     expect((await store.load('default')).keyId).toBe(first.keyId);
+  });
+
+  it('refuses to create a key over a leftover public half, without writing a secret that does not match it', async () => {
+    const configDir = await temp.make();
+    const store = createKeyStore({ configDir });
+    await store.create('default');
+    const pub = await readFile(join(configDir, 'keys', 'default.pub'), 'utf8');
+    await rm(join(configDir, 'keys', 'default.key'));
+    const error = await keyError(store.create('default'));
+    expect(error.message).toContain('already exists');
+    expect(await listing(join(configDir, 'keys'))).toEqual(['default.pub']);
+    expect(await readFile(join(configDir, 'keys', 'default.pub'), 'utf8')).toBe(pub);
   });
 
   it('refuses a secret key file that other users can read, and says how to fix it', async () => {

@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { chmod, mkdir, open, readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
@@ -133,18 +133,22 @@ export function createKeyStore(settings: KeyStoreSettings = {}) {
         null,
         2,
       )}\n`;
-      for (const [file, text, mode] of [
+      const files = [
         [`${name}.key`, secretText, 0o600],
         [`${name}.pub`, serializePublicKey(key), 0o644],
-      ] as const) {
-        let handle: Awaited<ReturnType<typeof open>>;
+      ] as const;
+      // Both files are claimed before either is written, so a leftover half never gets a new partner.
+      const handles: Array<Awaited<ReturnType<typeof open>>> = [];
+      try {
+        for (const [file, , mode] of files) handles.push(await open(join(dir, file), 'wx', mode));
+      } catch (error) {
+        await Promise.all(handles.map((handle) => handle.close()));
+        await Promise.all(files.slice(0, handles.length).map(([file]) => unlink(join(dir, file))));
+        throw new KeyError(`key "${name}" already exists in ${dir}`, error);
+      }
+      for (const [index, handle] of handles.entries()) {
         try {
-          handle = await open(join(dir, file), 'wx', mode);
-        } catch (error) {
-          throw new KeyError(`key "${name}" already exists in ${dir}`, error);
-        }
-        try {
-          await handle.writeFile(text);
+          await handle.writeFile(files[index]![1]);
           await handle.sync();
         } finally {
           await handle.close();
