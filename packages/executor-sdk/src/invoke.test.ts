@@ -75,6 +75,14 @@ function executors(
       ),
     },
     exits: { code: executorCode(`process.exit(3);`) },
+    throws_failure: {
+      errorClasses: ['NotFound'],
+      code: executorCode(
+        `throw new ExecutorFailure('NotFound', 'thrown, not returned');`,
+        `import { ExecutorFailure } from '@metnos/executor-sdk/define';`,
+      ),
+    },
+    no_definition: { code: `export default { run() { return { ok: true, content: {} }; } };\n` },
     throws: { code: executorCode(`throw new Error('boom at line one');`) },
     fails_declared: {
       errorClasses: ['NotFound'],
@@ -266,6 +274,20 @@ describe('invoking an executor', () => {
     });
   });
 
+  it('turns a thrown ExecutorFailure into its error class', async () => {
+    expect(await invoker.invoke('throws_failure', {}, options)).toMatchObject({
+      ok: false,
+      error: { class: 'NotFound', message: 'thrown, not returned' },
+    });
+  });
+
+  it('refuses a code file whose default export does not come from defineExecutor', async () => {
+    expect(await invoker.invoke('no_definition', {}, options)).toMatchObject({
+      ok: false,
+      error: { class: 'Crashed', message: expect.stringContaining('export default defineExecutor') },
+    });
+  });
+
   it('reports an exit and a throw as Crashed, with the cause', async () => {
     expect(await invoker.invoke('exits', {}, options)).toMatchObject({
       ok: false,
@@ -299,7 +321,9 @@ describe('invoking an executor', () => {
       expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
   });
 
-  it('returns Timeout even when a process that left the group still holds its output pipes', { timeout: 20_000 }, async () => {
+  it('returns Timeout even when a process that left the group still holds its output pipes', {
+    timeout: 20_000,
+  }, async () => {
     const pidFile = join(await temp.make('pid-'), 'pid');
     try {
       const result = await invoker.invoke('sleeper', { pidFile, detached: true }, options);
