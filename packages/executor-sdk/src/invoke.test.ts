@@ -104,7 +104,7 @@ function executors(
       code: executorCode(`return ok({ blob: 'x'.repeat(64 * 1024) });`),
     },
     sleeper: {
-      sandboxToml: sandboxToml({ maxDurationMs: 3000 }),
+      sandboxToml: sandboxToml({ maxDurationMs: 5000 }),
       code: executorCode(
         `const child = spawn('sleep', ['300'], { stdio: 'inherit', detached: args.detached === true });
         writeFileSync(args.pidFile, String(child.pid));
@@ -311,7 +311,7 @@ describe('invoking an executor', () => {
     const result = await invoker.invoke('sleeper', { pidFile }, options);
     expect(result).toMatchObject({
       ok: false,
-      error: { class: 'Timeout', message: expect.stringContaining('3000 ms') },
+      error: { class: 'Timeout', message: expect.stringContaining('5000 ms') },
     });
     const pid = Number(await readFile(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
