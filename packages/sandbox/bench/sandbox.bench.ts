@@ -96,4 +96,17 @@ if (full) {
     `\ntarget: full tier ≤ 1.5× bare at the median: ${ratio <= 1.5 ? 'met' : `missed by ${((ratio - 1.5) * baseline).toFixed(1)} ms`} (${ratio.toFixed(2)}×)`,
   );
 }
+// the policy path alone: a refused call (no process starts)
+const refusing = createSandboxRunner({ audit: false });
+const refusals: number[] = [];
+for (let round = 0; round < 200; round++) {
+  const started = performance.now();
+  const report = await refusing.run({ executor, args: { path: '/etc/passwd' }, context });
+  refusals.push(performance.now() - started);
+  if (report.result.ok || report.result.error.class !== 'PolicyViolation')
+    throw new Error('expected a PolicyViolation');
+}
+console.log(
+  `policy refusal before start (no process): median ${quantile(refusals, 0.5).toFixed(2)} ms, p99 ${quantile(refusals, 0.99).toFixed(2)} ms`,
+);
 await rm(root, { recursive: true, force: true });

@@ -308,7 +308,9 @@ export function formatDoctorReport(report: DoctorReport): string {
     'tiers:',
     ...ISOLATION_TIERS.map((tier) => {
       const state = report.tiers[tier];
-      return `  ${state.available ? 'ok ' : 'no '} ${tier.padEnd(9)}${state.available ? '' : ` missing ${state.missing.join('; ')}`}`;
+      return state.available
+        ? `  ok  ${tier}`
+        : `  no  ${tier.padEnd(9)} missing ${state.missing.join('; ')}`;
     }),
     `strongest tier on this host: ${report.strongest}`,
   ];

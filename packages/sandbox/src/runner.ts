@@ -209,7 +209,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     const workspace = resolve(context.workspace);
     const forbidden = forbiddenSet({ homes, workspace });
-    const tmpDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-call-'));
+    // named now (the profile's $TMP expands to it), created only once the call passes the policy check
+    const tmpDir = join(settings.tmpRoot ?? tmpdir(), `metnos-call-${randomUUID()}`);
+    let tmpCreated = false;
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
     let cgroup: CallCgroup | undefined;
@@ -226,6 +228,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         // a fresh workspace does not exist yet; inside the sandbox nothing could create it
         await mkdir(workspace, { recursive: true, mode: 0o700 });
       }
+      await mkdir(tmpDir, { mode: 0o700 });
+      tmpCreated = true;
       const standardOrMore = tierRank(tier) >= tierRank('standard');
       if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
         netDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-net-'));
@@ -291,7 +295,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       if (cgroup) void cgroup.destroy();
       await Promise.all([
         proxy?.close(),
-        rm(tmpDir, { recursive: true, force: true }),
+        tmpCreated ? rm(tmpDir, { recursive: true, force: true }) : undefined,
         netDir ? rm(netDir, { recursive: true, force: true }) : undefined,
       ]);
     }
