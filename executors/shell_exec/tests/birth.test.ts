@@ -78,10 +78,7 @@ describe('shell_exec birth', () => {
 
   it('refuses paths outside the workspace', async () => {
     expect(await run({ command: 'cat', args: ['/etc/passwd'] })).toMatchObject(refused);
-    expect(await run({ command: 'cat', args: ['../../../etc/passwd'], cwd: 'logs' })).toMatchObject({
-      ok: false,
-      error: { class: 'PermissionDenied' },
-    });
+    expect(await run({ command: 'cat', args: ['../../../etc/passwd'], cwd: 'logs' })).toMatchObject(refused);
     expect(await run({ command: 'ls', cwd: '..' })).toMatchObject(refused);
   });
 

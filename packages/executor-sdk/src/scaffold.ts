@@ -84,10 +84,11 @@ const SCHEMA = {
   },
 };
 
-const TEST = `import { describe, expect, it } from 'vitest';
+const TEST = `import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { birth } from '@metnos/sandbox/birth';
 
-const executor = birth(import.meta.dirname);
+const executor = birth(join(import.meta.dirname, '..'));
 
 describe('birth', () => {
   it('greets by name', async () => {
