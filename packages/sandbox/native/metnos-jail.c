@@ -3,7 +3,10 @@
  *
  * Runs inside the bubblewrap sandbox (tiers standard and full) or directly
  * (tier basic). In order:
- *   1. joins the cgroups named with --cgroup (host side, before bwrap),
+ *   1. host side, before bwrap: joins the cgroups named with --cgroup and opens
+ *      each --pin FD:PATH as an O_PATH descriptor on FD, after checking that
+ *      the open file really is PATH (no symlink swapped in since the policy
+ *      check), for bwrap's --bind-fd / --ro-bind-fd,
  *   2. sets resource limits (--rlimit NAME=VALUE),
  *   3. opens the forwarder socket (--forward PORT:UNIX_SOCKET) and forks the
  *      relay that carries TCP connections on 127.0.0.1:PORT inside the empty
@@ -110,6 +113,8 @@ static uint64_t tcp_ports[MAX_ITEMS];
 static int tcp_port_count = 0;
 static const char *cgroup_files[16];
 static int cgroup_file_count = 0;
+static const char *pins[MAX_ITEMS];
+static int pin_count = 0;
 
 static void die(const char *what) {
   dprintf(2, "metnos-jail: %s: %s\n", what, strerror(errno));
@@ -329,6 +334,33 @@ static void set_limit(const char *spec) {
   if (setrlimit(resource, &limit) != 0) die("setrlimit");
 }
 
+/* Opens PATH on descriptor FD (spec "FD:PATH") and refuses if the open file is not PATH itself. */
+static void pin_path(const char *spec) {
+  char *end = NULL;
+  long target = strtol(spec, &end, 10);
+  if (end == NULL || *end != ':' || target < 3 || target > 4096) die_message("--pin expects FD:PATH");
+  const char *path = end + 1;
+  int fd = open(path, O_PATH);
+  if (fd < 0) {
+    dprintf(2, "metnos-jail: cannot open %s: %s\n", path, strerror(errno));
+    _exit(125);
+  }
+  char link[64];
+  char actual[4096];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t length = readlink(link, actual, sizeof(actual) - 1);
+  if (length < 0) die("readlink");
+  actual[length] = '\0';
+  if (strcmp(actual, path) != 0) {
+    dprintf(2, "metnos-jail: %s changed after the policy check (it now leads to %s)\n", path, actual);
+    _exit(126);
+  }
+  if (fd != target) {
+    if (dup2(fd, (int)target) < 0) die("dup2");
+    close(fd);
+  }
+}
+
 static void join_cgroup(const char *procs_file) {
   int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
   if (fd < 0) die("open cgroup.procs");
@@ -396,6 +428,10 @@ int main(int argc, char **argv) {
       if (cgroup_file_count == 16) die_message("too many cgroups");
       cgroup_files[cgroup_file_count++] = value;
       index++;
+    } else if (strcmp(arg, "--pin") == 0) {
+      if (pin_count == MAX_ITEMS) die_message("too many pins");
+      pins[pin_count++] = value;
+      index++;
     } else if (strcmp(arg, "--forward") == 0) {
       forward = value;
       index++;
@@ -406,9 +442,12 @@ int main(int argc, char **argv) {
   }
   if (index >= argc) die_message("no command after --");
   for (int i = 0; i < cgroup_file_count; i++) join_cgroup(cgroup_files[i]);
+  for (int i = 0; i < pin_count; i++) pin_path(pins[i]);
   if (forward != NULL) start_forwarder(forward);
   if (use_landlock) apply_landlock();
   if (use_seccomp) apply_seccomp(allow_unix);
+  /* Nothing but stdio crosses into the executor, whatever the parent left open (pins go to bwrap). */
+  if (pin_count == 0) syscall(SYS_close_range, 3U, ~0U, 0U);
   execv(argv[index], &argv[index]);
   die("exec");
   return 125;

@@ -11,6 +11,9 @@ import { isWithin } from './resolve-path.ts';
 export const PROXY_SOCKET_INSIDE = '/run/metnos/proxy.sock';
 export const PROXY_PORT_INSIDE = 3128;
 
+/** Bind sources are handed to bwrap as descriptors from this number up. */
+const FIRST_PIN_FD = 10;
+
 /** Everything {@link planLaunch} needs for one call. */
 export interface LaunchInput {
   tier: IsolationTier;
@@ -162,21 +165,31 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   const etcFiles = ETC_READABLE.filter(
     (file) => existsSync(file) && ['/etc/ld.so.cache', '/etc/localtime'].includes(file),
   );
-  const binds: Array<{ path: string; kind: 'ro' | 'rw' | 'try-ro' | 'try-rw' }> = [];
-  for (const file of runtimeFiles) binds.push({ path: file, kind: 'ro' });
-  for (const file of etcFiles) binds.push({ path: file, kind: 'ro' });
-  for (const path of input.profile.read) binds.push({ path, kind: 'try-ro' });
-  for (const path of input.profile.write) binds.push({ path, kind: 'try-rw' });
-  if (input.tmpGranted) binds.push({ path: input.tmpDir, kind: 'rw' });
-  binds.sort((left, right) => depth(left.path) - depth(right.path));
+  // Runtime files are trusted system paths, pinned at their real location. Profile paths were
+  // resolved by the policy check and must still be exactly that: the helper opens each one
+  // and refuses the call if it now leads elsewhere (a symlink swapped in since the check).
+  const binds: Array<{ dest: string; source: string; writable: boolean }> = [];
+  for (const file of [...runtimeFiles, ...etcFiles])
+    binds.push({ dest: file, source: realpathSync(file), writable: false });
+  const profileBinds = [
+    ...input.profile.read.map((path) => ({ path, writable: false })),
+    ...input.profile.write.map((path) => ({ path, writable: true })),
+    ...(input.tmpGranted ? [{ path: input.tmpDir, writable: true }] : []),
+  ];
+  for (const { path, writable } of profileBinds) {
+    if (existsSync(path)) binds.push({ dest: path, source: path, writable });
+  }
+  if (input.proxySocket)
+    binds.push({ dest: PROXY_SOCKET_INSIDE, source: input.proxySocket, writable: false });
+  binds.sort((left, right) => depth(left.dest) - depth(right.dest));
 
   const bwrap: string[] = [...BWRAP_ISOLATION_FLAGS];
-  for (const bind of binds) {
-    const flag = { ro: '--ro-bind', rw: '--bind', 'try-ro': '--ro-bind-try', 'try-rw': '--bind-try' }[
-      bind.kind
-    ];
-    bwrap.push(flag, bind.path, bind.path);
-  }
+  const outer: string[] = [];
+  binds.forEach((bind, index) => {
+    const fd = FIRST_PIN_FD + index;
+    outer.push('--pin', `${fd}:${bind.source}`);
+    bwrap.push(bind.writable ? '--bind-fd' : '--ro-bind-fd', String(fd), bind.dest);
+  });
   // secrets inside a granted tree (a home's .ssh, the workspace's .audit) are covered by empty read-only mounts
   const roots = [...input.profile.read, ...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
   for (const mask of new Set(input.forbidden.masks)) {
@@ -191,7 +204,6 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     if (info.isDirectory()) bwrap.push('--tmpfs', mask, '--remount-ro', mask);
     else bwrap.push('--ro-bind', '/dev/null', mask);
   }
-  if (input.proxySocket) bwrap.push('--ro-bind', input.proxySocket, PROXY_SOCKET_INSIDE);
   bwrap.push('--remount-ro', '/', '--chdir', input.tmpGranted ? input.tmpDir : '/');
   for (const [key, value] of Object.entries(env)) bwrap.push('--setenv', key, value);
   layers.push(
@@ -230,11 +242,8 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   }
   inner.push('--seccomp');
 
-  let command = host.bwrapPath!;
-  let args = [...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
   if (input.cgroupProcs && input.cgroupProcs.length > 0) {
-    args = [...input.cgroupProcs.flatMap((file) => ['--cgroup', file]), '--', command, ...args];
-    command = helper;
+    outer.unshift(...input.cgroupProcs.flatMap((file) => ['--cgroup', file]));
     layers.push('cgroup-memory', 'cgroup-pids');
     notes.push(
       `memory: cgroup v${host.cgroups?.version} limit ${input.maxMemoryMb} MB; processes: ${input.limits.processes}`,
@@ -249,5 +258,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     );
   }
   if (input.network === 'allowlist' && !input.proxySocket) notes.push('network: none reachable (no proxy)');
-  return { command, args, env: { PATH: '/usr/bin:/bin' }, cwd: input.tmpDir, layers, notes };
+  // the helper runs twice: outside bwrap to join cgroups and pin the bind sources, inside to restrict itself
+  const args = [...outer, '--', host.bwrapPath!, ...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
+  return { command: helper, args, env: { PATH: '/usr/bin:/bin' }, cwd: input.tmpDir, layers, notes };
 }

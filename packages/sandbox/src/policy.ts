@@ -16,7 +16,8 @@ export type PolicyRule =
   | 'ip-literal'
   | 'profile-forbidden-path'
   | 'profile-too-broad'
-  | 'profile-bad-domain';
+  | 'profile-bad-domain'
+  | 'path-changed';
 
 /** A refusal before any process starts: data for the caller and the audit line. */
 export interface PolicyViolation {

@@ -105,6 +105,13 @@ function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb:
     );
   }
   const code = report.exitCode ?? 0;
+  const swapped = /metnos-jail: (.*) changed after the policy check.*/.exec(report.stderr);
+  if (code === 126 && swapped) {
+    return failure('PolicyViolation', swapped[0].replace('metnos-jail: ', ''), {
+      isolation,
+      metadata: { rule: 'path-changed' },
+    });
+  }
   if (report.exitSignal === 'SIGXCPU' || code === 128 + 24) {
     return failure('ResourceLimit', 'the executor used up its CPU time limit and was stopped', { isolation });
   }

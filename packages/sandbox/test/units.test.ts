@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +109,21 @@ describe('host report', () => {
     });
     expect(report.strongest).toBe('basic');
     expect(report.tiers.full.missing.join(' ')).toContain('bubblewrap');
+  });
+});
+
+describe('the helper pins bind sources', () => {
+  it('refuses a path that became a symlink after the check', () => {
+    const helper = probeHost().helperPath!;
+    mkdirSync(join(scratch, 'granted'));
+    symlinkSync(join(scratch, 'granted'), join(scratch, 'swapped'));
+    const kept = spawnSync(helper, ['--pin', `10:${join(scratch, 'granted')}`, '--', '/bin/true']);
+    expect(kept.status).toBe(0);
+    const swapped = spawnSync(helper, ['--pin', `10:${join(scratch, 'swapped')}`, '--', '/bin/true'], {
+      encoding: 'utf8',
+    });
+    expect(swapped.status).toBe(126);
+    expect(swapped.stderr).toContain('changed after the policy check');
   });
 });
 
