@@ -40,7 +40,13 @@ export function parseDomainRule(entry: string): DomainRule | string {
   return { host, wildcard, port };
 }
 
-/** True when `host:port` is allowed by one of `rules`. */
+/**
+ * True when `host:port` is allowed by one of `rules`: an exact name, or a
+ * subdomain for a wildcard; ports 80 and 443 unless the rule names one.
+ *
+ * @example
+ * domainAllowed('api.example.com', 443, [parseDomainRule('api.example.com') as DomainRule]); // true
+ */
 export function domainAllowed(host: string, port: number, rules: readonly DomainRule[]): boolean {
   const name = host.toLowerCase().replace(/\.$/, '');
   return rules.some((rule) => {

@@ -5,6 +5,9 @@ import { isWithin, resolveReal } from './resolve-path.ts';
 /**
  * Secrets under a home directory that no profile can grant. The list is in
  * code on purpose: changing it takes a code change, a review and a release.
+ *
+ * @example
+ * HOME_SECRETS.map((secret) => join(homedir(), secret)); // ['/home/me/.ssh', …]
  */
 export const HOME_SECRETS = [
   '.ssh',
@@ -26,7 +29,12 @@ export const HOME_SECRETS = [
   '.local/share/keyrings',
 ] as const;
 
-/** Whole system trees no profile can grant. */
+/**
+ * Whole system trees no profile can grant, and that no profile entry may contain.
+ *
+ * @example
+ * SYSTEM_FORBIDDEN.includes('/proc'); // true
+ */
 export const SYSTEM_FORBIDDEN = [
   '/root',
   '/boot',
@@ -42,6 +50,9 @@ export const SYSTEM_FORBIDDEN = [
 /**
  * Files under `/etc` a runtime may need and that reveal nothing: the only
  * exceptions to the `/etc` ban, and read-only even then.
+ *
+ * @example
+ * ETC_READABLE.includes('/etc/passwd'); // false
  */
 export const ETC_READABLE = [
   '/etc/ld.so.cache',
@@ -51,7 +62,12 @@ export const ETC_READABLE = [
   '/etc/ssl/certs/ca-certificates.crt',
 ] as const;
 
-/** Device files a sandbox may use; every other node under `/dev` is refused. */
+/**
+ * Device files a sandbox may use; every other node under `/dev` is refused.
+ *
+ * @example
+ * DEVICES_ALLOWED.includes('/dev/sda'); // false
+ */
 export const DEVICES_ALLOWED = [
   '/dev/null',
   '/dev/zero',
@@ -80,7 +96,13 @@ export interface ForbiddenSet {
   masks: string[];
 }
 
-/** Builds the forbidden set for `homes` (the user's and root's) and the call's workspace. */
+/**
+ * Builds the forbidden set for `homes` (the user's and root's) and the call's
+ * workspace, with both the written and the real form of every path.
+ *
+ * @example
+ * const forbidden = forbiddenSet({ homes: [homedir(), '/root'], workspace: '/tmp/ws' });
+ */
 export function forbiddenSet(settings: { homes: readonly string[]; workspace?: string }): ForbiddenSet {
   const masks = new Set<string>();
   for (const home of settings.homes) {

@@ -5,7 +5,12 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The C source of the in-sandbox helper, shipped with the package. */
+/**
+ * The C source of the in-sandbox helper, shipped with the package and compiled on first use.
+ *
+ * @example
+ * readFileSync(HELPER_SOURCE, 'utf8');
+ */
 export const HELPER_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', 'native', 'metnos-jail.c');
 
 /** Where the helper binary is, or why there is none and how to fix it. */
@@ -17,6 +22,9 @@ export type HelperStatus =
  * The default cache folder for the compiled helper: `~/.cache/metnos/sandbox`,
  * or `<tmp>/metnos-sandbox-<uid>` when the home folder is not writable (the
  * `nobody` user has none).
+ *
+ * @example
+ * ensureHelper(defaultHelperCacheDir());
  */
 export function defaultHelperCacheDir(): string {
   const home = homedir();

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { release } from 'node:os';
-import { ISOLATION_TIERS, type IsolationTier, tierRank } from '@metnos/executor-sdk';
+import { ISOLATION_TIERS, type IsolationTier } from '@metnos/executor-sdk';
 import { BWRAP_ISOLATION_FLAGS } from './bwrap-flags.ts';
 import { type CgroupLayout, detectCgroups } from './cgroup.ts';
 import { defaultHelperCacheDir, ensureHelper } from './helper.ts';
@@ -315,9 +315,4 @@ export function formatDoctorReport(report: DoctorReport): string {
     `strongest tier on this host: ${report.strongest}`,
   ];
   return `${lines.join('\n')}\n`;
-}
-
-/** True when `tier` is at least `minimum`. */
-export function meets(tier: IsolationTier, minimum: IsolationTier): boolean {
-  return tierRank(tier) >= tierRank(minimum);
 }

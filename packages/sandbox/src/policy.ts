@@ -83,6 +83,10 @@ function tooBroad(real: string): boolean {
  * Checks the profile itself and resolves its allow-lists. An entry inside a
  * core forbidden tree, or one so broad it contains a system tree (`/`,
  * `/var`), is refused; secret folders inside an allowed home are masked later.
+ *
+ * @example
+ * const profile = resolveProfile(expandProfile(manifest.sandbox, places), forbiddenSet({ homes, workspace }));
+ * if ('rule' in profile) console.error(profile.message);
  */
 export function resolveProfile(
   profile: ExpandedProfile,

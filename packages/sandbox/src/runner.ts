@@ -28,7 +28,12 @@ import { type HostReport, probeHost } from './host-probe.ts';
 import { planLaunch } from './launch.ts';
 import { checkArguments, type PolicyViolation, resolveProfile } from './policy.ts';
 
-/** Manifest capabilities that only the full tier may run. */
+/**
+ * Manifest capabilities that only the full tier may run, whatever the profile's `min_tier`.
+ *
+ * @example
+ * FULL_TIER_CAPABILITIES.includes('code:exec'); // true
+ */
 export const FULL_TIER_CAPABILITIES = ['code:exec'] as const;
 
 /** Settings of {@link createSandboxRunner}: host-wide things, never per workspace. */
