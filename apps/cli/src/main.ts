@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { MetnosError } from '@metnos/executor-sdk';
+import { askCommand, feedbackCommand } from './commands/ask.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { executorCommand } from './commands/executor.ts';
 import { keysCommand } from './commands/keys.ts';
@@ -8,6 +9,8 @@ import { type CliIo, CliFailure, processIo } from './output.ts';
 export const HELP = `metnos — the Metnos command line
 
 Usage:
+  metnos ask "<request>"                       one turn: the request answered through the executors
+  metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
   metnos doctor                                 what isolation this host supports
@@ -27,6 +30,10 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         return await executorCommand(rest, io);
       case 'doctor':
         return await doctorCommand(rest, io);
+      case 'ask':
+        return await askCommand(rest, io);
+      case 'feedback':
+        return await feedbackCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

@@ -1,8 +1,7 @@
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_DEPTH = 64;
 
-/** What the model sees for an unknown tool or unusable arguments; never echoes the name. */
-export const TOOL_UNAVAILABLE = 'tool unavailable';
+export { TOOL_UNAVAILABLE } from './llm/tool-args.ts';
 
 /**
  * Cleans tool arguments from a model: prototype keys are dropped at every

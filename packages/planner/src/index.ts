@@ -1,5 +1,5 @@
-export { hardenArgs, TOOL_UNAVAILABLE } from './hardening.ts';
-export type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall, ToolSpec } from './model.ts';
+export { hardenArgs } from './hardening.ts';
+export * from './llm/index.ts';
 export { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
 export {
   type PrefilterEntry,
@@ -34,3 +34,21 @@ export {
   type TurnResult,
 } from './turn.ts';
 export { createTurnLog, type TurnLog, type TurnLogEntry, type TurnLogStep } from './turn-log.ts';
+export { createEngine, type Engine, type EngineAutopathStore, type EngineEmbedder, type EngineFastpathStore, type EngineLayer, type EngineResult, type EngineSettings } from './engine/engine.ts';
+export { type ExecutedStep, type ExecutionOutcome, executePlan, type RecoveryClass, recoveryClassOf } from './engine/executor.ts';
+export { extractIntent, INTENT_OBJECTS, INTENT_VERBS, type Intent, intentFromRules } from './engine/intent.ts';
+export { canonicalJson, parsePlan, type Plan, type PlanStep, planHash, planSchema, planTools, validatePlanShape } from './engine/plan.ts';
+export { preFastpath } from './engine/pre-fastpath.ts';
+export { createProposer, type Proposer, type ProposeRequest, type ProposeResult } from './engine/proposer.ts';
+export { PlanReferenceError, resolvePlaceholders } from './engine/references.ts';
+export { bindSlots, extractSlots, fingerprint, normalizeRequest, type Slot, type SlotKind, templatize } from './engine/slots.ts';
+export {
+  createGapLog,
+  detectLanguage,
+  type GapLog,
+  type Language,
+  TERMINATOR_MESSAGES,
+  type TerminationCause,
+  terminationMessage,
+} from './engine/terminator.ts';
+export { validatePlan } from './engine/validator.ts';

@@ -1,0 +1,233 @@
+import { createInterface } from 'node:readline/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
+import { createAuditLog, createCatalog, createInvoker } from '@metnos/executor-sdk';
+import {
+  type ChatModel,
+  createEngine,
+  createGapLog,
+  createPlanner,
+  createScratchpad,
+  createTiers,
+  createTurnLog,
+  type EngineEmbedder,
+} from '@metnos/planner';
+import { createSandboxRunner } from '@metnos/sandbox';
+import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
+import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
+import { type CliIo, CliFailure } from '../output.ts';
+import { type CliPlace, resolvePlace, trustedKeys } from '../workspace.ts';
+
+export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
+
+Usage:
+  metnos ask "<request>" [options]
+  metnos feedback <turn-id> <up|down|retry>
+
+Options:
+  --engine <learning|loop>  the four-layer engine that learns (default) or the turn-by-turn loop
+  --mode <local|online|hybrid>  loop mode (default from metnos.toml, else local)
+  --yes                     approve calls with side effects without asking (each is still reviewed)
+  --json                    print the whole result as JSON
+  --executors <dir>         the executors folder
+  --workspace <dir>         the workspace the executors work in
+
+The models come from [runtime.llm] in metnos.toml (default: Ollama qwen3:8b on http://localhost:11434).
+`;
+
+async function loadEmbedder(config: AppConfig): Promise<EngineEmbedder> {
+  const autopath = (await import('@metnos/autopath')) as Record<string, unknown>;
+  const modelDir = config.runtime.memory?.model_dir;
+  if (modelDir && typeof autopath.createOnnxEmbedder === 'function') {
+    return (autopath.createOnnxEmbedder as (settings: { modelDir: string }) => EngineEmbedder)({ modelDir });
+  }
+  const factory = (autopath.createDefaultEmbedder ?? autopath.createHashingEmbedder) as (() => EngineEmbedder) | undefined;
+  if (typeof factory !== 'function') throw new CliFailure('@metnos/autopath provides no default embedder');
+  return factory();
+}
+
+async function confirm(io: CliIo, question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const readline = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await readline.question(`${question} [y/N] `)).trim());
+  } finally {
+    readline.close();
+    io.err('');
+  }
+}
+
+interface Runtime {
+  place: CliPlace;
+  config: AppConfig;
+  data: string;
+  build(): Promise<{
+    catalog: ReturnType<typeof createCatalog>;
+    invoker: ReturnType<typeof createInvoker>;
+    models: { fast: ChatModel; middle: ChatModel; wise: ChatModel };
+    vaglio: ReturnType<typeof createVaglio>;
+  }>;
+}
+
+async function runtime(options: { executors?: string; workspace?: string }): Promise<Runtime> {
+  const place = await resolvePlace(options);
+  const config = readAppConfig(place);
+  const data = dataDir(place, config);
+  return {
+    place,
+    config,
+    data,
+    async build() {
+      const keys = await trustedKeys(place, place.executors);
+      const catalog = createCatalog({ root: place.executors, trustedKeys: keys });
+      await catalog.load();
+      const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
+      const invoker = createInvoker({ catalog, runner, audit: createAuditLog({ workspace: place.workspace }) });
+      const models = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
+      const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
+      const vaglio = createVaglio({ threshold: config.vaglio?.threshold, log: { dir: join(data, 'vaglio') }, approvals });
+      return { catalog, invoker, models, vaglio };
+    },
+  };
+}
+
+export async function askCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      engine: { type: 'string' },
+      mode: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      executors: { type: 'string' },
+      workspace: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const request = positionals.join(' ').trim();
+  if (values.help || !request) {
+    io.out(ASK_HELP);
+    return values.help ? 0 : 2;
+  }
+  const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  const { config, data, place } = context;
+  const engineKind = values.engine ?? config.runtime.engine;
+  if (engineKind !== 'learning' && engineKind !== 'loop') throw new CliFailure(`--engine must be learning or loop`, 2);
+  const parts = await context.build();
+
+  if (engineKind === 'learning') {
+    const fastpath = createFastpathStore({ path: join(data, 'fastpaths.sqlite') });
+    const autopath = createAutopathStore({ path: join(data, 'autopath.sqlite') });
+    const gaps = createGapLog({ path: join(data, 'terminator.sqlite') });
+    try {
+      const engine = createEngine({
+        catalog: parts.catalog,
+        invoker: parts.invoker,
+        reviewer: parts.vaglio,
+        models: parts.models,
+        embedder: await loadEmbedder(config),
+        fastpath,
+        autopath,
+        gaps,
+        workspace: place.workspace,
+        actor: config.runtime.actor,
+        timeZone: config.runtime.time_zone,
+        executorConfig: config.executors?.config,
+        recognition: {
+          fastpathThreshold: config.runtime.memory?.fastpath_threshold,
+          autopathThreshold: config.runtime.memory?.autopath_threshold,
+        },
+        approved: async (call) => values.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+      });
+      const result = await engine.runTurn(request);
+      if (values.json) io.out(JSON.stringify(result, null, 2));
+      else {
+        io.out(result.finalMessage);
+        if (result.pending) io.out(`(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`);
+        io.out(`— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms · turn ${result.turnId}`);
+      }
+      return result.finalKind === 'answer' ? 0 : 1;
+    } finally {
+      fastpath.close();
+      autopath.close();
+      gaps.close();
+    }
+  }
+
+  const scratchpad = createScratchpad({ path: join(data, 'scratchpad.db') });
+  try {
+    const hybrid = config.runtime.hybrid;
+    const planner = createPlanner({
+      catalog: parts.catalog,
+      invoker: parts.invoker,
+      models: parts.models,
+      reviewer: parts.vaglio,
+      approvals: parts.vaglio.approvals,
+      scratchpad,
+      turnLog: createTurnLog({ dir: join(data, 'turns') }),
+      workspace: place.workspace,
+      mode: (values.mode as 'local' | 'online' | 'hybrid' | undefined) ?? config.runtime.mode,
+      hybrid: hybrid && {
+        escalateOnKeywords: hybrid.escalate_on_keywords,
+        escalateOnCapabilities: hybrid.escalate_on_capabilities,
+        escalateBelowConfidence: hybrid.escalate_below_confidence,
+      },
+      caps: config.runtime.caps && { steps: config.runtime.caps.steps, sameExecutor: config.runtime.caps.same_executor },
+      budget: config.runtime.budget && {
+        toolCalls: config.runtime.budget.tool_calls,
+        tokens: config.runtime.budget.tokens,
+        costUsd: config.runtime.budget.cost_usd,
+      },
+      executorConfig: config.executors?.config,
+    });
+    let result = await planner.runTurn(request);
+    while (result.finalKind === 'pending_approval' && result.pending) {
+      const pending = result.pending;
+      const yes = values.yes || (await confirm(io, `Run ${pending.executor} with ${JSON.stringify(pending.args)}?`));
+      if (yes) {
+        const executor = parts.catalog.get(pending.executor)!;
+        await parts.vaglio.approvals.approve(pending.approvalId, {
+          executor: {
+            name: executor.name,
+            version: executor.version,
+            capabilities: executor.manifest.executor.capabilities,
+            sideEffects: executor.manifest.contract.side_effects,
+            idempotent: executor.manifest.contract.idempotent,
+          },
+          args: pending.args,
+          request,
+          stepIndex: result.steps.length + 1,
+          turnId: result.turnId,
+        });
+      }
+      result = await planner.resume(result.turnId, { approved: yes });
+    }
+    if (values.json) io.out(JSON.stringify(result, null, 2));
+    else {
+      io.out(result.finalMessage);
+      io.out(`— ${result.routedMode} loop · ${result.finalKind} · ${result.steps.length} step(s) · turn ${result.turnId}`);
+    }
+    return result.finalKind === 'answer' ? 0 : 1;
+  } finally {
+    scratchpad.close();
+  }
+}
+
+export async function feedbackCommand(argv: string[], io: CliIo): Promise<number> {
+  const [turnId, kind] = argv;
+  if (!turnId || !kind || !['up', 'down', 'retry'].includes(kind)) {
+    io.out(ASK_HELP);
+    return argv.includes('--help') ? 0 : 2;
+  }
+  const { data } = await runtime({});
+  const autopath = createAutopathStore({ path: join(data, 'autopath.sqlite') });
+  try {
+    const recorded = autopath.feedback(turnId, kind as 'up' | 'down' | 'retry');
+    io.out(recorded ? `feedback "${kind}" recorded for turn ${turnId}` : `no turn ${turnId} in the memory`);
+    return recorded ? 0 : 1;
+  } finally {
+    autopath.close();
+  }
+}

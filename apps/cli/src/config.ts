@@ -1,0 +1,70 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import type { CliPlace } from './workspace.ts';
+
+/**
+ * The app-level sections of `metnos.toml`, parsed once at the edge. The
+ * `[runtime.llm]` tables are parsed by `@metnos/planner`'s `createTiers`.
+ */
+export const appConfigSchema = z
+  .object({
+    runtime: z
+      .object({
+        engine: z.enum(['learning', 'loop']).default('learning'),
+        mode: z.enum(['local', 'online', 'hybrid']).default('local'),
+        data_dir: z.string().optional(),
+        actor: z.string().default('user'),
+        time_zone: z.string().optional(),
+        llm: z.unknown().optional(),
+        hybrid: z
+          .object({
+            escalate_on_keywords: z.array(z.string()).default([]),
+            escalate_on_capabilities: z.array(z.string()).default([]),
+            escalate_below_confidence: z.number().min(0).max(1).optional(),
+          })
+          .strict()
+          .optional(),
+        caps: z.object({ steps: z.number().int().positive().default(5), same_executor: z.number().int().positive().default(2) }).strict().optional(),
+        budget: z
+          .object({ tool_calls: z.number().int().positive().optional(), tokens: z.number().int().positive().optional(), cost_usd: z.number().positive().optional() })
+          .strict()
+          .optional(),
+        memory: z
+          .object({
+            model_dir: z.string().optional(),
+            fastpath_threshold: z.number().min(0).max(1).optional(),
+            autopath_threshold: z.number().min(0).max(1).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .passthrough()
+      .default({ engine: 'learning', mode: 'local', actor: 'user' }),
+    vaglio: z.object({ threshold: z.number().min(0).max(1).optional() }).strict().optional(),
+    sandbox: z.object({ host_overrides: z.record(z.string(), z.string()).optional() }).strict().optional(),
+    executors: z.object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) }).strict().optional(),
+  })
+  .passthrough();
+
+export type AppConfig = z.infer<typeof appConfigSchema>;
+
+/** The default `[runtime.llm]`: a local Ollama model on the fast tier. */
+export const DEFAULT_LLM = { fast: { provider: 'ollama', model: 'qwen3:8b', think: false } };
+
+/** Parses the app sections of the workspace config (or the defaults when there is no `metnos.toml`). */
+export function readAppConfig(place: CliPlace): AppConfig {
+  const parsed = appConfigSchema.safeParse(place.config?.raw ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`metnos.toml: field "${issue.path.join('.')}": ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** Where runtime stores live: `[runtime] data_dir`, else `$XDG_DATA_HOME/metnos`, else `~/.local/share/metnos`. */
+export function dataDir(place: CliPlace, config: AppConfig): string {
+  const configured = config.runtime.data_dir;
+  if (configured) return isAbsolute(configured) ? configured : join(place.config?.configDir ?? place.cwd, configured);
+  return join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'metnos');
+}
