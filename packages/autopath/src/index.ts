@@ -1,0 +1,37 @@
+export { createDefaultEmbedder } from './default-embedder.ts';
+export {
+  type CombinedPart,
+  createCombinedEmbedder,
+  type Embedder,
+  type FittableEmbedder,
+  isFittable,
+  type LabelledText,
+  normalizeVector,
+  words,
+} from './embedder.ts';
+export { type EmbedderFailure, EmbedderError, VectorIndexError } from './errors.ts';
+export { createHashingEmbedder, type HashingEmbedderSettings } from './hashing-embedder.ts';
+export {
+  type CalibrationExample,
+  type CalibrationPoint,
+  type CalibrationReport,
+  type CalibrationTargets,
+  createRecognizer,
+  type DecisionRule,
+  fitDecisionRule,
+  type Recognition,
+  type Recognizer,
+  type RecognizerSettings,
+} from './recognizer.ts';
+export {
+  createVectorIndex,
+  type LabelSimilarity,
+  memoryVectors,
+  type NewVectorEntry,
+  type ScanOptions,
+  type SearchHit,
+  type VectorEntry,
+  type VectorIndex,
+  type VectorIndexSettings,
+} from './vector-index.ts';
+export { createWordVectorEmbedder, type WordVectorEmbedderSettings } from './word-vector-embedder.ts';

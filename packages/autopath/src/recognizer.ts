@@ -1,0 +1,210 @@
+import { VectorIndexError } from './errors.ts';
+import type { LabelSimilarity, ScanOptions, VectorIndex } from './vector-index.ts';
+
+/**
+ * When to serve a remembered plan. A label's score mixes the cosine with its
+ * nearest stored request and with its centroid: `mix * nearest + (1 - mix) *
+ * centroid`. The best label is served when its score reaches `threshold` and
+ * leads the second-best label by at least `margin`.
+ */
+export interface DecisionRule {
+  threshold: number;
+  margin: number;
+  mix: number;
+}
+
+/** The outcome of a recognition: serve a label's plan, or miss (and let the next layer work). */
+export type Recognition =
+  | { kind: 'serve'; label: string; score: number; margin: number; nearestId: string }
+  | { kind: 'miss'; reason: 'empty' | 'below_threshold' | 'ambiguous'; label?: string; score: number; margin: number };
+
+/** A calibration example: a request and the label that should serve it, or `null` for one nothing should serve. */
+export interface CalibrationExample {
+  text: string;
+  label: string | null;
+}
+
+/** The error rates a calibration must keep, as fractions. */
+export interface CalibrationTargets {
+  /** Served with another label's plan, over in-scope examples. Default 0.01. */
+  wrongReuse?: number;
+  /** Out-of-scope examples served at all, over out-of-scope examples. Default 0.01. */
+  falseHits?: number;
+}
+
+/** What a calibration chose and what it expects, measured on the examples it was given. */
+export interface CalibrationReport {
+  rule: DecisionRule;
+  inScope: number;
+  outOfScope: number;
+  /** Fractions of in-scope examples: served right, served wrong, missed. */
+  correctReuse: number;
+  wrongReuse: number;
+  misses: number;
+  /** Fraction of out-of-scope examples served. */
+  falseHits: number;
+  /** Whether a rule met the targets with any reuse at all; if not the rule serves nothing. */
+  feasible: boolean;
+}
+
+/** Settings of {@link createRecognizer}. */
+export interface RecognizerSettings {
+  index: VectorIndex;
+  /** Starting rule, replaced by `calibrate`. Defaults: threshold 0.6, margin 0.08, mix 0.5. */
+  rule?: Partial<DecisionRule>;
+}
+
+/** Decides serve-or-miss for a request against the labelled requests of a vector index. */
+export interface Recognizer {
+  readonly rule: DecisionRule;
+  recognize(text: string): Promise<Recognition>;
+  recognizeVector(vector: Float32Array, options?: ScanOptions): Recognition;
+  /**
+   * Fits the rule on examples (training data only). An example whose text is
+   * stored in the index is scored without its own copy (leave-one-out).
+   */
+  calibrate(examples: CalibrationExample[], targets?: CalibrationTargets): Promise<CalibrationReport>;
+}
+
+/** The few best labels of one example, enough to rank labels under any mix. */
+export interface CalibrationPoint {
+  /** The label that should serve it, or `null` for out of scope. */
+  truth: string | null;
+  candidates: Array<{ label: string; nearest: number; centroid: number }>;
+}
+
+const MIXES = [1, 0.75, 0.5, 0.25, 0];
+const MARGIN_STEP = 0.0025;
+const MARGIN_MAX = 0.3;
+
+function rank(candidates: CalibrationPoint['candidates'], mix: number): { label: string | undefined; score: number; margin: number } {
+  let label: string | undefined;
+  let first = Number.NEGATIVE_INFINITY;
+  let second = Number.NEGATIVE_INFINITY;
+  for (const candidate of candidates) {
+    const score = mix * candidate.nearest + (1 - mix) * candidate.centroid;
+    if (score > first) {
+      second = first;
+      first = score;
+      label = candidate.label;
+    } else if (score > second) second = score;
+  }
+  return { label, score: first, margin: label === undefined ? 0 : first - Math.max(second, 0) };
+}
+
+function candidatesOf(similarities: LabelSimilarity[], keep = 6): CalibrationPoint['candidates'] {
+  const byNearest = similarities.slice(0, keep);
+  const byCentroid = similarities.slice().sort((left, right) => right.centroid - left.centroid).slice(0, keep);
+  const union = new Map<string, LabelSimilarity>();
+  for (const similarity of [...byNearest, ...byCentroid]) union.set(similarity.label, similarity);
+  return [...union.values()].map(({ label, nearest, centroid }) => ({ label, nearest, centroid }));
+}
+
+/**
+ * Chooses the rule that serves the most in-scope points correctly while wrong
+ * reuse and out-of-scope hits stay within the targets. For each mix and
+ * margin it sweeps the threshold down the sorted scores; both error counts
+ * only grow as the threshold falls, so the sweep stops at the first breach.
+ *
+ * @example
+ * const { rule } = fitDecisionRule(points, { wrongReuse: 0.01, falseHits: 0.01 });
+ */
+export function fitDecisionRule(points: CalibrationPoint[], targets: CalibrationTargets = {}): CalibrationReport {
+  const wrongTarget = targets.wrongReuse ?? 0.01;
+  const falseTarget = targets.falseHits ?? 0.01;
+  const inScope = points.filter((point) => point.truth !== null).length;
+  const outOfScope = points.length - inScope;
+  const allowedWrong = Math.floor(wrongTarget * inScope + 1e-9);
+  const allowedFalse = Math.floor(falseTarget * outOfScope + 1e-9);
+  let best = { rule: { threshold: Number.POSITIVE_INFINITY, margin: MARGIN_MAX, mix: 0.5 }, correct: 0, wrong: 0, falseHits: 0 };
+  for (const mix of MIXES) {
+    const ranked = points
+      .map((point) => ({ ...rank(point.candidates, mix), truth: point.truth }))
+      .sort((left, right) => right.score - left.score);
+    for (let margin = 0; margin <= MARGIN_MAX + 1e-9; margin += MARGIN_STEP) {
+      let correct = 0;
+      let wrong = 0;
+      let falseHits = 0;
+      for (let position = 0; position < ranked.length; position++) {
+        const point = ranked[position]!;
+        if (point.margin < margin || point.label === undefined) continue;
+        if (point.truth === null) falseHits++;
+        else if (point.truth === point.label) correct++;
+        else wrong++;
+        if (wrong > allowedWrong || falseHits > allowedFalse) break;
+        const next = ranked[position + 1];
+        if (next && next.score === point.score) continue;
+        if (correct > best.correct) best = { rule: { threshold: point.score, margin, mix }, correct, wrong, falseHits };
+      }
+    }
+  }
+  return {
+    rule: best.rule,
+    inScope,
+    outOfScope,
+    correctReuse: inScope > 0 ? best.correct / inScope : 0,
+    wrongReuse: inScope > 0 ? best.wrong / inScope : 0,
+    misses: inScope > 0 ? (inScope - best.correct - best.wrong) / inScope : 0,
+    falseHits: outOfScope > 0 ? best.falseHits / outOfScope : 0,
+    feasible: best.correct > 0,
+  };
+}
+
+/**
+ * The recognizer the fast path (L0) and the autopath (L1) ask before the
+ * model: given a request, serve the plan of the closest label or miss. A
+ * nearest-neighbour score alone over-serves (an unrelated request always has
+ * some nearest neighbour), so the rule also demands a lead over the
+ * second-best label, and the thresholds come from `calibrate` on training
+ * data: stored requests (leave-one-out), held-out requests, and requests
+ * nothing should serve.
+ *
+ * @example
+ * const recognizer = createRecognizer({ index });
+ * await recognizer.calibrate([...heldOut, ...outOfScope.map((text) => ({ text, label: null }))]);
+ * const result = await recognizer.recognize('wake me at 7');
+ * if (result.kind === 'serve') runPlan(result.label);
+ */
+export function createRecognizer(settings: RecognizerSettings): Recognizer {
+  const { index } = settings;
+  let rule: DecisionRule = { threshold: 0.6, margin: 0.08, mix: 0.5, ...settings.rule };
+
+  const recognizeVector = (vector: Float32Array, options?: ScanOptions): Recognition => {
+    const similarities = index.labelSimilarities(vector, options);
+    if (similarities.length === 0) return { kind: 'miss', reason: 'empty', score: 0, margin: 0 };
+    const ranked = rank(candidatesOf(similarities), rule.mix);
+    const label = ranked.label!;
+    if (ranked.score < rule.threshold) return { kind: 'miss', reason: 'below_threshold', label, score: ranked.score, margin: ranked.margin };
+    if (ranked.margin < rule.margin) return { kind: 'miss', reason: 'ambiguous', label, score: ranked.score, margin: ranked.margin };
+    const nearestId = similarities.find((similarity) => similarity.label === label)!.nearestId;
+    return { kind: 'serve', label, score: ranked.score, margin: ranked.margin, nearestId };
+  };
+
+  return {
+    get rule() {
+      return rule;
+    },
+    async recognize(text) {
+      const [vector] = await index.embed([text]);
+      return recognizeVector(vector!);
+    },
+    recognizeVector,
+    async calibrate(examples, targets) {
+      if (index.size === 0) throw new VectorIndexError({ code: 'not_calibrated', message: 'calibrate needs stored entries' });
+      const idsByText = new Map<string, Set<string>>();
+      for (const entry of index.entries()) {
+        let ids = idsByText.get(entry.text);
+        if (!ids) idsByText.set(entry.text, (ids = new Set()));
+        ids.add(entry.id);
+      }
+      const vectors = await index.embed(examples.map((example) => example.text));
+      const points = examples.map((example, position) => ({
+        truth: example.label,
+        candidates: candidatesOf(index.labelSimilarities(vectors[position]!, { excludeIds: idsByText.get(example.text) })),
+      }));
+      const report = fitDecisionRule(points, targets);
+      rule = report.rule;
+      return report;
+    },
+  };
+}
