@@ -74,9 +74,20 @@ export function detectCgroups(root: string): CgroupLayout | undefined {
   }
 }
 
-const STALE_AFTER_MS = 15 * 60 * 1000;
+/** A call joins its cgroup milliseconds after creating it; an empty one this old is a leftover. */
+const STALE_AFTER_MS = 60 * 1000;
 
-/** Removes empty call cgroups a previous process left behind (rmdir refuses busy ones). */
+/**
+ * Removes empty call cgroups that processes which exited mid-cleanup left
+ * behind; rmdir refuses busy ones, and fresh ones are left alone.
+ *
+ * @example
+ * sweepStaleCgroups(layout);
+ */
+export function sweepStaleCgroups(layout: CgroupLayout): void {
+  removeStale(layout.version === 1 ? [layout.memory, layout.pids] : [layout.root]);
+}
+
 function removeStale(parents: string[]): void {
   for (const parent of parents) {
     let entries: string[] = [];
@@ -184,7 +195,8 @@ export function createCallCgroup(
       }
       if (dirs.every((dir) => !pending.has(dir))) return;
       for (const dir of dirs) {
-        for (let attempt = 0; attempt < 50; attempt++) {
+        // the kernel may take a while to reap a large process tree (a fork bomb): retry for ~10 s
+        for (let attempt = 0; attempt < 100; attempt++) {
           try {
             killAndRemove(dir);
             pending.delete(dir);
@@ -194,7 +206,7 @@ export function createCallCgroup(
               pending.delete(dir);
               break;
             }
-            await sleep(20);
+            await sleep(Math.min(200, 10 * (attempt + 1)));
           }
         }
       }

@@ -20,7 +20,7 @@ import {
   tierRank,
 } from '@metnos/executor-sdk';
 import { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
-import { type CallCgroup, createCallCgroup } from './cgroup.ts';
+import { type CallCgroup, createCallCgroup, sweepStaleCgroups } from './cgroup.ts';
 import { type EgressProxy, type Lookup, startEgressProxy } from './egress-proxy.ts';
 import { SandboxError } from './errors.ts';
 import { forbiddenSet } from './forbidden.ts';
@@ -149,6 +149,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     cgroupRoot: settings.cgroupRoot,
     binarySearchPath: settings.binarySearchPath,
   });
+  if (host.cgroups) sweepStaleCgroups(host.cgroups);
   const ceiling = settings.tier ?? 'full';
   const tier: IsolationTier = tierRank(host.strongest) < tierRank(ceiling) ? host.strongest : ceiling;
   const audit = settings.audit === false ? undefined : (settings.audit ?? createSandboxAudit());
