@@ -7,8 +7,8 @@
   "digests": {
     "manifest": "blake3:bbf28cf8c353aad61e80b76bef1579f4285910f1045455ecca780b862065d284",
     "code": "blake3:145f885997532a0512c2625fe5da93dee7e3dad9d85dfd6d23257cb268bce5d6",
-    "schema": "blake3:dace2581b692f52907638314d0d3cc48f0ad01861cb286a21e61505b93d41e35",
+    "schema": "blake3:907c813be3f52280e26f364e90a51c3e0b7518d3ed472f8d3d2a65457b405250",
     "profile_lock": "blake3:81f4cbc02c2f238447bc4bd225766ff732e8c434b582ea3df0896eda62a87564"
   },
-  "signature": "sNV2/nQKiNuC0onXs8B2Q/OHZs4FOMKIgMCtLlFcocmO/Y4dVg3LHL24vRvxMvNynFvS30WQouGD4k8R3gUKDw=="
+  "signature": "F1iuPOzJtTSwJ/TWM6ONy/bUXdf8iyrrlXARiElk2hLg6SvY2AzWZsEAShzf5wYYJtzGI/BvTMBeKqLpxWBPAQ=="
 }

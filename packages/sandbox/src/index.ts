@@ -30,6 +30,7 @@ export {
   type PolicyViolation,
   type ResolvedProfile,
   resolveProfile,
+  textKeysOf,
 } from './policy.ts';
 export { type ResolvedPath, resolveReal } from './resolve-path.ts';
 export {

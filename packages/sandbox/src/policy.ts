@@ -148,6 +148,29 @@ export interface ArgumentCheckContext {
   forbidden: ForbiddenSet;
   workspace: string;
   home: string;
+  /**
+   * Top-level argument names the executor's input schema declares as free
+   * text (`"format": "text"`): their values are data, not paths or URLs, so
+   * `"/api/v1"` in a search query is not checked against the file allow-list.
+   * The kernel layers still contain whatever the executor does with them.
+   */
+  textKeys?: ReadonlySet<string>;
+}
+
+/**
+ * The top-level properties an input schema marks `"format": "text"`.
+ *
+ * @example
+ * textKeysOf({ type: 'object', properties: { query: { type: 'string', format: 'text' } } }); // Set { 'query' }
+ */
+export function textKeysOf(inputSchema: unknown): Set<string> {
+  const keys = new Set<string>();
+  const properties = (inputSchema as { properties?: Record<string, { format?: unknown }> } | undefined)?.properties;
+  if (properties === null || typeof properties !== 'object') return keys;
+  for (const [name, property] of Object.entries(properties)) {
+    if (property !== null && typeof property === 'object' && property.format === 'text') keys.add(name);
+  }
+  return keys;
 }
 
 function checkPath(value: string, where: string, context: ArgumentCheckContext): PolicyViolation | undefined {
@@ -261,6 +284,7 @@ function checkUrl(value: string, where: string, context: ArgumentCheckContext): 
  * (absolute, `~/…`, `file://…`, or any string under a path key such as `path`
  * or `dest`) must resolve inside the allow-lists and outside the core
  * forbidden set; every whole-string URL must name an allow-listed domain.
+ * Top-level arguments the schema declares as free text are skipped.
  * Returns the first violation, or undefined.
  *
  * @example
@@ -292,6 +316,7 @@ export function checkArguments(args: unknown, context: ArgumentCheckContext): Po
     }
     if (value !== null && typeof value === 'object') {
       for (const [name, item] of Object.entries(value)) {
+        if (depth === 0 && context.textKeys?.has(name)) continue;
         const found = visit(
           item,
           `${pointer}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,

@@ -26,7 +26,7 @@ import { SandboxError } from './errors.ts';
 import { forbiddenSet } from './forbidden.ts';
 import { type HostReport, probeHost } from './host-probe.ts';
 import { planLaunch } from './launch.ts';
-import { checkArguments, type PolicyViolation, resolveProfile } from './policy.ts';
+import { checkArguments, type PolicyViolation, resolveProfile, textKeysOf } from './policy.ts';
 
 /**
  * Manifest capabilities that only the full tier may run, whatever the profile's `min_tier`.
@@ -233,7 +233,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       const profile = resolveProfile(expanded, forbidden);
       if ('rule' in profile)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
-      const violation = checkArguments(args, { profile, forbidden, workspace, home });
+      let inputSchema: unknown = executor.schema;
+      for (const part of executor.manifest.contract.input_schema.split('#/')[1]?.split('/') ?? []) {
+        inputSchema = (inputSchema as Record<string, unknown> | undefined)?.[part];
+      }
+      const violation = checkArguments(args, { profile, forbidden, workspace, home, textKeys: textKeysOf(inputSchema) });
       if (violation)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
 

@@ -86,7 +86,7 @@ export interface Lab {
   /** Writes, signs and wraps an executor; `capabilities` edits the manifest before signing. */
   executor(
     name: string,
-    options: { code?: string; profile?: ProfileSpec; capabilities?: string[] },
+    options: { code?: string; profile?: ProfileSpec; capabilities?: string[]; schema?: Record<string, unknown> },
     runner: ExecutorRunner,
   ): Promise<ReturnType<typeof createBirthHarness>>;
 }
@@ -106,6 +106,7 @@ export async function createLab(prefix = 'metnos-sandbox-lab-'): Promise<Lab> {
         name,
         key,
         code: options.code,
+        schema: options.schema,
         sandboxToml: sandboxToml(options.profile),
       });
       if (options.capabilities) {

@@ -57,6 +57,31 @@ describe('policy-time refusals (no process starts)', () => {
     for (const marker of markers()) await rm(join(workspace, marker));
   });
 
+  it('treats arguments the schema declares as free text as data, and still checks the others', async () => {
+    const textual = await lab.executor(
+      'textual',
+      {
+        code: MARKER_CODE,
+        profile: { read: ['$WORKSPACE'], write: ['$WORKSPACE'] },
+        schema: {
+          definitions: {
+            Input: {
+              type: 'object',
+              properties: { query: { type: 'string', format: 'text' }, path: { type: 'string' } },
+              additionalProperties: false,
+            },
+            Output: { type: 'object' },
+          },
+        },
+      },
+      runner,
+    );
+    const searched = await textual.invoke({ query: '/api/v1 and /etc/passwd' }, { workspace });
+    expect(searched).toMatchObject({ ok: true, content: { ran: true } });
+    for (const marker of markers()) await rm(join(workspace, marker));
+    await expectRefused({ query: 'fine', path: '/etc/passwd' }, 'forbidden-path', textual);
+  });
+
   it('refuses /root/.ssh directly', () => expectRefused({ path: '/root/.ssh/id_rsa' }, 'forbidden-path'));
   it('refuses ~/.ssh through the tilde', () =>
     expectRefused({ path: '~/.ssh/id_ed25519' }, 'forbidden-path'));
@@ -106,9 +131,9 @@ describe('policy-time refusals (no process starts)', () => {
       (line) => JSON.parse(line) as { event: string; rule: string; executor: string },
     );
     expect(entries.length).toBeGreaterThanOrEqual(10);
-    expect(entries.every((entry) => entry.event === 'policy_violation' && entry.executor === 'marker')).toBe(
-      true,
-    );
+    expect(
+      entries.every((entry) => entry.event === 'policy_violation' && ['marker', 'textual'].includes(entry.executor)),
+    ).toBe(true);
     expect(entries.map((entry) => entry.rule)).toContain('hardlink-to-secret');
   });
 
