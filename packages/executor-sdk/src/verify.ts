@@ -7,7 +7,12 @@ import { loadBlake3 } from './hash.ts';
 import type { PublicKey } from './keys.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
 import { profileHash } from './profile.ts';
-import { type SignatureBackend, type SignatureFile, signatureFileSchema, verifyStatementAsync } from './signature.ts';
+import {
+  type SignatureBackend,
+  type SignatureFile,
+  signatureFileSchema,
+  verifyStatementAsync,
+} from './signature.ts';
 
 /** An executor version that passed every check, ready to invoke. */
 export interface VerifiedExecutor {
