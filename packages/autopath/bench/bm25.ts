@@ -6,18 +6,22 @@ import { words } from '../src/embedder.ts';
  * against a document made of the query itself, so they sit roughly in [0, 1]
  * and one calibration grid fits every method.
  */
-export function createBm25(documents: Array<{ text: string; label: string }>, settings: { k1?: number; b?: number } = {}) {
+export function createBm25(
+  documents: Array<{ text: string; label: string }>,
+  settings: { k1?: number; b?: number } = {},
+) {
   const k1 = settings.k1 ?? 1.2;
   const b = settings.b ?? 0.75;
   const tokenized = documents.map((document) => words(document.text));
-  const averageLength = tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length);
+  const averageLength =
+    tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length);
   const postings = new Map<string, Array<{ document: number; count: number }>>();
   tokenized.forEach((tokens, document) => {
     const counts = new Map<string, number>();
     for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
     for (const [token, count] of counts) {
-      let list = postings.get(token);
-      if (!list) postings.set(token, (list = []));
+      const list = postings.get(token) ?? [];
+      if (list.length === 0) postings.set(token, list);
       list.push({ document, count });
     }
   });
@@ -36,7 +40,8 @@ export function createBm25(documents: Array<{ text: string; label: string }>, se
         ideal += (weight * (k1 + 1)) / (1 + k1 * (1 - b + (b * tokens.length) / averageLength));
         for (const { document, count } of postings.get(token) ?? []) {
           const length = tokenized[document]!.length;
-          scores[document]! += (weight * count * (k1 + 1)) / (count + k1 * (1 - b + (b * length) / averageLength));
+          scores[document]! +=
+            (weight * count * (k1 + 1)) / (count + k1 * (1 - b + (b * length) / averageLength));
         }
       }
       const best = new Map<string, { label: string; score: number; document: number }>();

@@ -62,7 +62,12 @@ export function normalizeVector(vector: Float32Array): Float32Array {
  * words('Play "Blue in Green", loud!'); // ['play', 'blue', 'in', 'green', 'loud']
  */
 export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /**
@@ -81,8 +86,8 @@ export class InverseFrequency {
     let unlabelled = 0;
     for (const entry of corpus) {
       const group = entry.label ?? `\u0000${unlabelled++}`;
-      let keys = groups.get(group);
-      if (!keys) groups.set(group, (keys = new Set()));
+      const keys = groups.get(group) ?? new Set<Key>();
+      groups.set(group, keys);
       for (const key of keysOf(entry.text)) keys.add(key);
     }
     this.documents = groups.size;
@@ -132,7 +137,8 @@ export function createCombinedEmbedder(settings: { parts: CombinedPart[]; id?: s
         let offset = 0;
         parts.forEach((part, column) => {
           const source = outputs[column]![row]!;
-          for (let index = 0; index < source.length; index++) vector[offset + index] = source[index]! * part.weight;
+          for (let index = 0; index < source.length; index++)
+            vector[offset + index] = source[index]! * part.weight;
           offset += part.embedder.dimensions;
         });
         return normalizeVector(vector);

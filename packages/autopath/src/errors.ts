@@ -25,7 +25,9 @@ export class EmbedderError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is EmbedderError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[embedderMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[embedderMarker] === true
+    );
   }
 }
 
@@ -48,6 +50,8 @@ export class VectorIndexError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is VectorIndexError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[indexMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[indexMarker] === true
+    );
   }
 }

@@ -1,4 +1,10 @@
-import { type FittableEmbedder, InverseFrequency, type LabelledText, normalizeVector, words } from './embedder.ts';
+import {
+  type FittableEmbedder,
+  InverseFrequency,
+  type LabelledText,
+  normalizeVector,
+  words,
+} from './embedder.ts';
 
 /** Settings of {@link createHashingEmbedder}. */
 export interface HashingEmbedderSettings {
@@ -76,7 +82,10 @@ export function createHashingEmbedder(settings: HashingEmbedderSettings = {}): F
     if (wordNgrams === 2 && weights.bigrams > 0) {
       for (let index = 0; index + 1 < tokens.length; index++) {
         const second = tokens[index + 1]!;
-        add(hashRange(second, 0, second.length, Math.imul(wordHashes[index]! ^ BIGRAM_SEED, FNV_PRIME) >>> 0), weights.bigrams);
+        add(
+          hashRange(second, 0, second.length, Math.imul(wordHashes[index]! ^ BIGRAM_SEED, FNV_PRIME) >>> 0),
+          weights.bigrams,
+        );
       }
     }
     if (charNgrams && weights.chars > 0) {
@@ -84,7 +93,8 @@ export function createHashingEmbedder(settings: HashingEmbedderSettings = {}): F
       for (const token of tokens) {
         const padded = `<${token}>`;
         for (let size = shortest; size <= longest; size++) {
-          for (let start = 0; start + size <= padded.length; start++) add(hashRange(padded, start, start + size, CHAR_SEED ^ size), weights.chars);
+          for (let start = 0; start + size <= padded.length; start++)
+            add(hashRange(padded, start, start + size, CHAR_SEED ^ size), weights.chars);
         }
       }
     }

@@ -35,3 +35,4 @@ export {
   type VectorIndexSettings,
 } from './vector-index.ts';
 export { createWordVectorEmbedder, type WordVectorEmbedderSettings } from './word-vector-embedder.ts';
+export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';

@@ -82,7 +82,8 @@ export interface NewVectorEntry {
 
 /**
  * Stored requests and their vectors. Vectors persist in SQLite; search is
- * exact, in memory, over one contiguous matrix.
+ * exact, in memory: a contiguous row-major Float32Array matrix for dense
+ * vectors, posting lists per coordinate for sparse ones.
  */
 export interface VectorIndex {
   readonly embedder: Embedder;
@@ -110,73 +111,185 @@ export interface ScanOptions {
   excludeIds?: ReadonlySet<string>;
 }
 
-/**
- * The in-memory side: one Float32Array holding every vector, dimension-major
- * (all entries' first coordinate, then all second coordinates…). A query then
- * costs one contiguous pass per non-zero coordinate, which is what makes
- * sparse lexical vectors cheap, and dense ones no dearer than row-major.
- */
-class VectorMatrix {
-  readonly dimensions: number;
-  data: Float32Array;
-  capacity: number;
-  size = 0;
-
-  constructor(dimensions: number, capacity = 256) {
-    this.dimensions = dimensions;
-    this.capacity = capacity;
-    this.data = new Float32Array(dimensions * capacity);
-  }
-
-  append(vector: Float32Array): number {
-    if (this.size === this.capacity) this.grow();
-    const row = this.size++;
-    this.write(row, vector);
-    return row;
-  }
-
-  write(row: number, vector: Float32Array): void {
-    for (let dimension = 0; dimension < this.dimensions; dimension++) this.data[dimension * this.capacity + row] = vector[dimension]!;
-  }
-
+/** The in-memory side of an index: one vector per row, scored against a query all at once. */
+interface VectorStore {
+  readonly size: number;
+  append(vector: Float32Array): void;
   /** Moves the last row into `row` (order is not kept) and shrinks by one. */
+  removeSwap(row: number): void;
+  row(row: number): Float32Array;
+  /** Dot products of the query (given with its non-zero coordinates) with every row. */
+  scores(query: Float32Array, nonZero: Int32Array): Float64Array;
+}
+
+/**
+ * Dense vectors (ONNX models, word vectors): one contiguous Float32Array,
+ * row after row, and a plain dot product per row with the accumulator in a
+ * register.
+ */
+class DenseRows implements VectorStore {
+  private data: Float32Array;
+  private capacity: number;
+  size = 0;
+  private readonly dimensions: number;
+
+  constructor(dimensions: number, capacity: number) {
+    this.dimensions = dimensions;
+    this.capacity = Math.max(16, capacity);
+    this.data = new Float32Array(dimensions * this.capacity);
+  }
+
+  append(vector: Float32Array): void {
+    if (this.size === this.capacity) {
+      this.capacity *= 2;
+      const data = new Float32Array(this.dimensions * this.capacity);
+      data.set(this.data);
+      this.data = data;
+    }
+    this.data.set(vector, this.size * this.dimensions);
+    this.size++;
+  }
+
   removeSwap(row: number): void {
     const last = this.size - 1;
-    if (row !== last) {
-      for (let dimension = 0; dimension < this.dimensions; dimension++) {
-        this.data[dimension * this.capacity + row] = this.data[dimension * this.capacity + last]!;
-      }
-    }
+    if (row !== last)
+      this.data.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
     this.size = last;
   }
 
   row(row: number): Float32Array {
-    const vector = new Float32Array(this.dimensions);
-    for (let dimension = 0; dimension < this.dimensions; dimension++) vector[dimension] = this.data[dimension * this.capacity + row]!;
-    return vector;
+    return this.data.slice(row * this.dimensions, (row + 1) * this.dimensions);
   }
 
-  scores(query: Float32Array): Float32Array {
-    const scores = new Float32Array(this.size);
-    const { data, capacity, size } = this;
-    for (let dimension = 0; dimension < this.dimensions; dimension++) {
-      const weight = query[dimension]!;
-      if (weight === 0) continue;
-      const offset = dimension * capacity;
-      for (let row = 0; row < size; row++) scores[row]! += weight * data[offset + row]!;
+  scores(query: Float32Array, _nonZero: Int32Array): Float64Array {
+    const { data, size, dimensions } = this;
+    const scores = new Float64Array(size);
+    for (let row = 0; row < size; row++) {
+      const offset = row * dimensions;
+      let sum = 0;
+      for (let dimension = 0; dimension < dimensions; dimension++)
+        sum += query[dimension]! * data[offset + dimension]!;
+      scores[row] = sum;
     }
     return scores;
   }
+}
 
-  private grow(): void {
-    const capacity = this.capacity * 2;
-    const data = new Float32Array(this.dimensions * capacity);
-    for (let dimension = 0; dimension < this.dimensions; dimension++) {
-      data.set(this.data.subarray(dimension * this.capacity, dimension * this.capacity + this.size), dimension * capacity);
+/** A growable list of (row, value) pairs: the rows with a non-zero value in one coordinate. */
+class Posting {
+  rows = new Int32Array(4);
+  values = new Float32Array(4);
+  length = 0;
+
+  push(row: number, value: number): void {
+    if (this.length === this.rows.length) {
+      const rows = new Int32Array(this.length * 2);
+      rows.set(this.rows);
+      const values = new Float32Array(this.length * 2);
+      values.set(this.values);
+      this.rows = rows;
+      this.values = values;
     }
-    this.data = data;
-    this.capacity = capacity;
+    this.rows[this.length] = row;
+    this.values[this.length++] = value;
   }
+
+  /** Drops the pair of `row` (swapping the last pair in). */
+  drop(row: number): void {
+    const at = this.rows.subarray(0, this.length).indexOf(row);
+    if (at < 0) return;
+    this.length--;
+    this.rows[at] = this.rows[this.length]!;
+    this.values[at] = this.values[this.length]!;
+  }
+
+  rename(from: number, to: number): void {
+    const at = this.rows.subarray(0, this.length).indexOf(from);
+    if (at >= 0) this.rows[at] = to;
+  }
+}
+
+/**
+ * Sparse vectors (the hashing embedder: ~100 non-zero coordinates of 2048):
+ * one posting list per coordinate, so a query touches only the rows that
+ * share a coordinate with it. Scores are the same exact dot products.
+ */
+class SparseColumns implements VectorStore {
+  private readonly postings: Posting[];
+  private readonly rowsOf: Array<{ dimensions: Int32Array; values: Float32Array }> = [];
+  private readonly dimensions: number;
+
+  constructor(dimensions: number) {
+    this.dimensions = dimensions;
+    this.postings = Array.from({ length: dimensions }, () => new Posting());
+  }
+
+  get size(): number {
+    return this.rowsOf.length;
+  }
+
+  append(vector: Float32Array): void {
+    const row = this.rowsOf.length;
+    const dimensions = nonZeroOf(vector);
+    const values = new Float32Array(dimensions.length);
+    dimensions.forEach((dimension, position) => {
+      values[position] = vector[dimension]!;
+      this.postings[dimension]!.push(row, vector[dimension]!);
+    });
+    this.rowsOf.push({ dimensions, values });
+  }
+
+  removeSwap(row: number): void {
+    const last = this.rowsOf.length - 1;
+    for (const dimension of this.rowsOf[row]!.dimensions) this.postings[dimension]!.drop(row);
+    if (row !== last) {
+      for (const dimension of this.rowsOf[last]!.dimensions) this.postings[dimension]!.rename(last, row);
+      this.rowsOf[row] = this.rowsOf[last]!;
+    }
+    this.rowsOf.pop();
+  }
+
+  row(row: number): Float32Array {
+    const vector = new Float32Array(this.dimensions);
+    const { dimensions, values } = this.rowsOf[row]!;
+    dimensions.forEach((dimension, position) => {
+      vector[dimension] = values[position]!;
+    });
+    return vector;
+  }
+
+  scores(query: Float32Array, nonZero: Int32Array): Float64Array {
+    const scores = new Float64Array(this.rowsOf.length);
+    for (const dimension of nonZero) {
+      const weight = query[dimension]!;
+      const { rows, values, length } = this.postings[dimension]!;
+      for (let position = 0; position < length; position++)
+        scores[rows[position]!]! += weight * values[position]!;
+    }
+    return scores;
+  }
+}
+
+function nonZeroOf(vector: Float32Array): Int32Array {
+  let count = 0;
+  for (let dimension = 0; dimension < vector.length; dimension++) if (vector[dimension] !== 0) count++;
+  const found = new Int32Array(count);
+  let position = 0;
+  for (let dimension = 0; dimension < vector.length; dimension++)
+    if (vector[dimension] !== 0) found[position++] = dimension;
+  return found;
+}
+
+/** Vectors with fewer non-zero coordinates than this fraction go to posting lists. */
+const SPARSE_DENSITY = 0.25;
+
+function storeFor(dimensions: number, vectors: Float32Array[]): VectorStore {
+  const sample = vectors.slice(0, 256);
+  const density =
+    sample.length === 0
+      ? 1
+      : sample.reduce((sum, vector) => sum + nonZeroOf(vector).length, 0) / (sample.length * dimensions);
+  return density < SPARSE_DENSITY ? new SparseColumns(dimensions) : new DenseRows(dimensions, vectors.length);
 }
 
 interface LabelSum {
@@ -186,7 +299,11 @@ interface LabelSum {
   squaredNorm: number | undefined;
 }
 
-function topHits(scores: Float32Array, topK: number, skip: (row: number) => boolean): Array<{ row: number; score: number }> {
+function topHits(
+  scores: Float64Array,
+  topK: number,
+  skip: (row: number) => boolean,
+): Array<{ row: number; score: number }> {
   const best: Array<{ row: number; score: number }> = [];
   for (let row = 0; row < scores.length; row++) {
     const score = scores[row]!;
@@ -228,10 +345,13 @@ export async function createVectorIndex(
   const autoRefit = settings.autoRefit ?? 0.1;
   const dimensions = embedder.dimensions;
 
-  let matrix = new VectorMatrix(dimensions);
+  let matrix: VectorStore = new DenseRows(dimensions, 16);
   let rows: VectorEntry[] = [];
   let positions = new Map<string, number>();
-  let labels = new Map<string, LabelSum>();
+  let rowLabels: number[] = [];
+  let labelOrdinals = new Map<string, number>();
+  let labelNames: string[] = [];
+  let labelSums: LabelSum[] = [];
   let version = 0;
   let fittedAt = -1;
 
@@ -244,26 +364,47 @@ export async function createVectorIndex(
     }
   };
 
-  const labelAdd = (label: string | null, vector: Float32Array, sign: 1 | -1) => {
-    if (label === null) return;
-    let entry = labels.get(label);
-    if (!entry) labels.set(label, (entry = { sum: new Float64Array(dimensions), count: 0, squaredNorm: undefined }));
-    for (let dimension = 0; dimension < dimensions; dimension++) entry.sum[dimension]! += sign * vector[dimension]!;
+  /** Labels get small ordinals so a scan can keep per-label bests in typed arrays. */
+  const ordinalOf = (label: string | null): number => {
+    if (label === null) return -1;
+    let ordinal = labelOrdinals.get(label);
+    if (ordinal === undefined) {
+      ordinal = labelNames.length;
+      labelOrdinals.set(label, ordinal);
+      labelNames.push(label);
+      labelSums.push({ sum: new Float64Array(dimensions), count: 0, squaredNorm: undefined });
+    }
+    return ordinal;
+  };
+
+  const labelAdd = (ordinal: number, vector: Float32Array, sign: 1 | -1) => {
+    if (ordinal < 0) return;
+    const entry = labelSums[ordinal]!;
+    for (let dimension = 0; dimension < dimensions; dimension++)
+      entry.sum[dimension]! += sign * vector[dimension]!;
     entry.count += sign;
     entry.squaredNorm = undefined;
-    if (entry.count === 0) labels.delete(label);
+  };
+
+  const appendRow = (entry: VectorEntry, vector: Float32Array) => {
+    const ordinal = ordinalOf(entry.label);
+    matrix.append(vector);
+    positions.set(entry.id, rows.length);
+    rows.push(entry);
+    rowLabels.push(ordinal);
+    labelAdd(ordinal, vector, 1);
   };
 
   const rebuild = (entries: VectorEntry[], vectors: Float32Array[]) => {
-    matrix = new VectorMatrix(dimensions, Math.max(256, entries.length));
+    matrix = storeFor(dimensions, vectors);
     rows = [];
     positions = new Map();
-    labels = new Map();
+    rowLabels = [];
+    labelOrdinals = new Map();
+    labelNames = [];
+    labelSums = [];
     entries.forEach((entry, position) => {
-      matrix.append(vectors[position]!);
-      positions.set(entry.id, rows.length);
-      rows.push(entry);
-      labelAdd(entry.label, vectors[position]!, 1);
+      appendRow(entry, vectors[position]!);
     });
     version++;
   };
@@ -280,12 +421,18 @@ export async function createVectorIndex(
   /** Fits (when possible) and re-embeds every entry; rewrites only the rows whose bytes changed. */
   const refit = async (stored?: Map<string, Float32Array>) => {
     const current = rows.slice();
-    if (isFittable(embedder)) embedder.fit(current.map((entry) => ({ text: entry.text, label: entry.label })));
+    if (isFittable(embedder))
+      embedder.fit(current.map((entry) => ({ text: entry.text, label: entry.label })));
     const vectors = current.length > 0 ? await embedder.embed(current.map((entry) => entry.text)) : [];
-    const before = stored ?? new Map(current.map((entry, position) => [entry.id, matrix.row(positions.get(entry.id) ?? position)]));
+    const before =
+      stored ??
+      new Map(current.map((entry, position) => [entry.id, matrix.row(positions.get(entry.id) ?? position)]));
     const changes = current
       .map((entry, position) => ({ id: entry.id, vector: vectors[position]! }))
-      .filter((change) => !vectorToBlob(change.vector).equals(vectorToBlob(before.get(change.id) ?? new Float32Array(0))));
+      .filter(
+        (change) =>
+          !vectorToBlob(change.vector).equals(vectorToBlob(before.get(change.id) ?? new Float32Array(0))),
+      );
     if (changes.length > 0) updateVectors(changes);
     rebuild(current, vectors);
     fittedAt = current.length;
@@ -297,18 +444,30 @@ export async function createVectorIndex(
   const storedVectors = new Map<string, Float32Array>();
   for (const row of stored) {
     const vector = blobToVector(row.vector);
-    if (vector && vector.length === dimensions && row.embedderId === embedder.id) storedVectors.set(row.id, vector);
+    if (vector && vector.length === dimensions && row.embedderId === embedder.id)
+      storedVectors.set(row.id, vector);
   }
   if (isFittable(embedder) || storedVectors.size < rows.length) {
     await refit(storedVectors);
   } else {
-    rebuild(rows, rows.map((entry) => storedVectors.get(entry.id)!));
+    rebuild(
+      rows,
+      rows.map((entry) => storedVectors.get(entry.id)!),
+    );
   }
 
   const insert = client.transaction((entries: Array<VectorEntry & { vector: Float32Array }>) => {
     for (const entry of entries) {
       db.insert(memoryVectors)
-        .values({ id: entry.id, space, text: entry.text, label: entry.label, embedderId: embedder.id, vector: vectorToBlob(entry.vector), createdAt: entry.createdAt })
+        .values({
+          id: entry.id,
+          space,
+          text: entry.text,
+          label: entry.label,
+          embedderId: embedder.id,
+          vector: vectorToBlob(entry.vector),
+          createdAt: entry.createdAt,
+        })
         .run();
     }
   });
@@ -333,17 +492,24 @@ export async function createVectorIndex(
       const vectors = await embedder.embed(entries.map((entry) => entry.text));
       const added = entries.map((entry, position) => {
         checkVector(vectors[position]!);
-        return { id: entry.id ?? newId(), text: entry.text, label: entry.label ?? null, createdAt, vector: vectors[position]! };
+        return {
+          id: entry.id ?? newId(),
+          text: entry.text,
+          label: entry.label ?? null,
+          createdAt,
+          vector: vectors[position]!,
+        };
       });
       insert(added);
-      for (const entry of added) {
-        matrix.append(entry.vector);
-        positions.set(entry.id, rows.length);
-        rows.push({ id: entry.id, text: entry.text, label: entry.label, createdAt });
-        labelAdd(entry.label, entry.vector, 1);
-      }
+      if (rows.length === 0) matrix = storeFor(dimensions, vectors);
+      for (const { vector, ...entry } of added) appendRow(entry, vector);
       version++;
-      if (isFittable(embedder) && autoRefit !== false && rows.length >= Math.max(1, fittedAt) * (1 + autoRefit)) await refit();
+      if (
+        isFittable(embedder) &&
+        autoRefit !== false &&
+        rows.length >= Math.max(1, fittedAt) * (1 + autoRefit)
+      )
+        await refit();
       return added.map(({ vector: _vector, ...entry }) => entry);
     },
     remove(ids) {
@@ -354,15 +520,16 @@ export async function createVectorIndex(
         .run();
       for (const id of present) {
         const row = positions.get(id)!;
-        const entry = rows[row]!;
-        labelAdd(entry.label, matrix.row(row), -1);
+        labelAdd(rowLabels[row]!, matrix.row(row), -1);
         const last = rows.length - 1;
         matrix.removeSwap(row);
         if (row !== last) {
           rows[row] = rows[last]!;
+          rowLabels[row] = rowLabels[last]!;
           positions.set(rows[row]!.id, row);
         }
         rows.pop();
+        rowLabels.pop();
         positions.delete(id);
       }
       version++;
@@ -374,58 +541,67 @@ export async function createVectorIndex(
     },
     searchVector(vector, topK = 10, options) {
       checkVector(vector);
-      const scores = matrix.scores(vector);
+      const scores = matrix.scores(vector, nonZeroOf(vector));
       return topHits(scores, topK, skipper(options)).map(({ row, score }) => ({ ...rows[row]!, score }));
     },
     labelSimilarities(vector, options) {
       checkVector(vector);
-      const scores = matrix.scores(vector);
+      const nonZero = nonZeroOf(vector);
+      const scores = matrix.scores(vector, nonZero);
       const skip = skipper(options);
-      const nearest = new Map<string, { score: number; row: number; excluded: number[] }>();
+      const best = new Float64Array(labelNames.length).fill(Number.NEGATIVE_INFINITY);
+      const bestRow = new Int32Array(labelNames.length).fill(-1);
+      const excluded = new Map<number, number[]>();
       for (let row = 0; row < scores.length; row++) {
-        const label = rows[row]!.label;
-        if (label === null) continue;
-        let best = nearest.get(label);
-        if (!best) nearest.set(label, (best = { score: Number.NEGATIVE_INFINITY, row: -1, excluded: [] }));
+        const ordinal = rowLabels[row]!;
+        if (ordinal < 0) continue;
         if (skip(row)) {
-          best.excluded.push(row);
+          const list = excluded.get(ordinal);
+          if (list) list.push(row);
+          else excluded.set(ordinal, [row]);
           continue;
         }
-        if (scores[row]! > best.score) {
-          best.score = scores[row]!;
-          best.row = row;
+        if (scores[row]! > best[ordinal]!) {
+          best[ordinal] = scores[row]!;
+          bestRow[ordinal] = row;
         }
       }
       const result: LabelSimilarity[] = [];
-      for (const [label, best] of nearest) {
-        if (best.row < 0) continue;
-        const sum = labels.get(label)!;
+      for (let ordinal = 0; ordinal < labelNames.length; ordinal++) {
+        if (bestRow[ordinal]! < 0) continue;
+        const sum = labelSums[ordinal]!;
         sum.squaredNorm ??= sum.sum.reduce((total, value) => total + value * value, 0);
         let projection = 0;
-        for (let dimension = 0; dimension < dimensions; dimension++) {
-          if (vector[dimension] !== 0) projection += vector[dimension]! * sum.sum[dimension]!;
-        }
+        for (const dimension of nonZero) projection += vector[dimension]! * sum.sum[dimension]!;
         let squaredNorm = sum.squaredNorm;
-        if (best.excluded.length > 0) {
+        const left = excluded.get(ordinal) ?? [];
+        if (left.length > 0) {
           // Leave the excluded entries out of the centroid too: |s - e|² = |s|² - 2 s·e + |e|².
-          const excluded = new Float64Array(dimensions);
-          for (const row of best.excluded) {
+          const removed = new Float64Array(dimensions);
+          for (const row of left) {
             const vectorOfRow = matrix.row(row);
-            for (let dimension = 0; dimension < dimensions; dimension++) excluded[dimension]! += vectorOfRow[dimension]!;
+            for (let dimension = 0; dimension < dimensions; dimension++)
+              removed[dimension]! += vectorOfRow[dimension]!;
             projection -= scores[row]!;
           }
           let along = 0;
           let own = 0;
           for (let dimension = 0; dimension < dimensions; dimension++) {
-            along += sum.sum[dimension]! * excluded[dimension]!;
-            own += excluded[dimension]! * excluded[dimension]!;
+            along += sum.sum[dimension]! * removed[dimension]!;
+            own += removed[dimension]! * removed[dimension]!;
           }
           squaredNorm += own - 2 * along;
         }
         const centroid = squaredNorm > 1e-12 ? projection / Math.sqrt(squaredNorm) : 0;
-        result.push({ label, nearest: best.score, nearestId: rows[best.row]!.id, centroid, count: sum.count - best.excluded.length });
+        result.push({
+          label: labelNames[ordinal]!,
+          nearest: best[ordinal]!,
+          nearestId: rows[bestRow[ordinal]!]!.id,
+          centroid,
+          count: sum.count - left.length,
+        });
       }
-      return result.sort((left, right) => right.nearest - left.nearest);
+      return result.sort((first, second) => second.nearest - first.nearest);
     },
     embed(texts) {
       return embedder.embed(texts);

@@ -1,4 +1,10 @@
-import { type FittableEmbedder, InverseFrequency, type LabelledText, normalizeVector, words } from './embedder.ts';
+import {
+  type FittableEmbedder,
+  InverseFrequency,
+  type LabelledText,
+  normalizeVector,
+  words,
+} from './embedder.ts';
 
 /** Settings of {@link createWordVectorEmbedder}. */
 export interface WordVectorEmbedderSettings {

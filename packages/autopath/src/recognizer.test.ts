@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { VectorIndexError } from './errors.ts';
+import { createHashingEmbedder } from './hashing-embedder.ts';
+import { type CalibrationPoint, createRecognizer, fitDecisionRule } from './recognizer.ts';
+import { createVectorIndex } from './vector-index.ts';
+
+const stored = [
+  ['play some jazz music', 'music'],
+  ['put on my rock playlist', 'music'],
+  ['play the latest album by adele', 'music'],
+  ['start playing classical music', 'music'],
+  ['what is the weather like in rome', 'weather'],
+  ['will it rain in paris tomorrow', 'weather'],
+  ['weather forecast for the weekend', 'weather'],
+  ['is it going to be sunny today', 'weather'],
+  ['set an alarm for 7 am', 'alarm'],
+  ['wake me up at six thirty', 'alarm'],
+  ['set an alarm for tomorrow morning', 'alarm'],
+  ['alarm at 8 please', 'alarm'],
+  ['start a timer for ten minutes', 'timer'],
+  ['set a timer for 5 minutes', 'timer'],
+  ['countdown timer of one hour', 'timer'],
+  ['timer for twenty minutes please', 'timer'],
+].map(([text, label]) => ({ text: text!, label: label! }));
+
+const heldOut = [
+  ['play jazz music in the kitchen', 'music'],
+  ['put on some rock music', 'music'],
+  ['what is the weather in london', 'weather'],
+  ['will it rain tomorrow in rome', 'weather'],
+  ['set an alarm for 6 am', 'alarm'],
+  ['wake me up at seven', 'alarm'],
+  ['set a timer for ten minutes', 'timer'],
+  ['start a countdown timer', 'timer'],
+].map(([text, label]) => ({ text: text!, label: label! }));
+
+const outOfScope = [
+  'who won the football match last night',
+  'translate good morning into german',
+  'how many calories in an apple',
+  'book me a flight to tokyo',
+  'play football with me tomorrow',
+  'set the table for dinner',
+  'what time is it in tokyo',
+  'put the kettle on',
+].map((text) => ({ text, label: null }));
+
+async function calibrated() {
+  const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
+  await index.add(stored);
+  const recognizer = createRecognizer({ index });
+  const report = await recognizer.calibrate([...stored, ...heldOut, ...outOfScope], { safety: 1 });
+  return { index, recognizer, report };
+}
+
+describe('createRecognizer', () => {
+  it('calibrates on training examples and serves new in-scope requests with the right label', async () => {
+    const { recognizer, report } = await calibrated();
+    expect(report.feasible).toBe(true);
+    expect(report.wrongReuse).toBe(0);
+    expect(report.falseHits).toBe(0);
+    expect(report.inScope).toBe(stored.length + heldOut.length);
+    const served = await recognizer.recognize('please play some classical jazz');
+    expect(served).toMatchObject({ kind: 'serve', label: 'music' });
+    const alarm = await recognizer.recognize('set an alarm for 9 am');
+    expect(alarm).toMatchObject({ kind: 'serve', label: 'alarm' });
+    if (alarm.kind === 'serve') expect(alarm.margin).toBeGreaterThanOrEqual(recognizer.rule.margin);
+  });
+
+  it('misses requests nothing stored should serve', async () => {
+    const { recognizer } = await calibrated();
+    for (const text of [
+      'what is the capital of australia',
+      'order a pizza with mushrooms',
+      'how tall is mount everest',
+    ]) {
+      expect((await recognizer.recognize(text)).kind).toBe('miss');
+    }
+  });
+
+  it('refuses a request that two labels explain equally well', async () => {
+    const { index, recognizer } = await calibrated();
+    await index.add([
+      { text: 'set a reminder for the meeting', label: 'reminder' },
+      { text: 'set a reminder for the meeting', label: 'calendar' },
+    ]);
+    const result = await recognizer.recognize('set a reminder for the meeting');
+    expect(result).toMatchObject({ kind: 'miss', reason: 'ambiguous' });
+    expect(result.margin).toBeCloseTo(0, 6);
+  });
+
+  it('misses on an empty store and refuses to calibrate without entries', async () => {
+    const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
+    const recognizer = createRecognizer({ index });
+    expect(await recognizer.recognize('anything')).toMatchObject({ kind: 'miss', reason: 'empty' });
+    const error = await recognizer.calibrate(heldOut).catch((caught: unknown) => caught);
+    expect(VectorIndexError.isInstance(error) && error.code).toBe('not_calibrated');
+  });
+});
+
+describe('fitDecisionRule', () => {
+  const point = (
+    truth: string | null,
+    first: [string, number],
+    second: [string, number],
+  ): CalibrationPoint => ({
+    truth,
+    candidates: [first, second].map(([label, score]) => ({ label, nearest: score, centroid: score })),
+  });
+
+  it('lowers the threshold until the first error it may not afford', () => {
+    const points = [
+      point('a', ['a', 0.9], ['b', 0.2]),
+      point('b', ['b', 0.8], ['a', 0.1]),
+      point('a', ['b', 0.7], ['a', 0.1]),
+      point('b', ['b', 0.6], ['a', 0.1]),
+      point(null, ['a', 0.5], ['b', 0.1]),
+    ];
+    const report = fitDecisionRule(points, { wrongReuse: 0, falseHits: 0, safety: 1 });
+    expect(report.rule.threshold).toBeCloseTo(0.8, 6);
+    expect(report).toMatchObject({
+      correctReuse: 0.5,
+      wrongReuse: 0,
+      falseHits: 0,
+      inScope: 4,
+      outOfScope: 1,
+      feasible: true,
+    });
+  });
+
+  it('uses the margin to serve confident points below an ambiguous one', () => {
+    const points = [
+      point('a', ['b', 0.9], ['a', 0.85]),
+      point('a', ['a', 0.8], ['b', 0.3]),
+      point('b', ['b', 0.7], ['a', 0.2]),
+    ];
+    const report = fitDecisionRule(points, { wrongReuse: 0, falseHits: 0, safety: 1 });
+    expect(report.correctReuse).toBeCloseTo(2 / 3, 9);
+    expect(report.rule.margin).toBeGreaterThan(0.05);
+    expect(report.rule.threshold).toBeLessThanOrEqual(0.7);
+  });
+
+  it('serves nothing when no rule meets the targets', () => {
+    const report = fitDecisionRule([point('a', ['b', 0.9], ['a', 0.1])], { wrongReuse: 0, falseHits: 0 });
+    expect(report.feasible).toBe(false);
+    expect(report.rule.threshold).toBe(Number.POSITIVE_INFINITY);
+  });
+});

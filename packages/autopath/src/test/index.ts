@@ -1,0 +1,7 @@
+export {
+  type TinyModelDirSettings,
+  type TinyModelSettings,
+  tinyOnnxModel,
+  tinyTokenizerJson,
+  writeTinyModelDir,
+} from './onnx-fixture.ts';
