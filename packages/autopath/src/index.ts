@@ -18,6 +18,7 @@ export {
   type CalibrationTargets,
   createRecognizer,
   type DecisionRule,
+  evaluateRule,
   fitDecisionRule,
   type Recognition,
   type Recognizer,

@@ -49,7 +49,10 @@ async function calibrated() {
   const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
   await index.add(stored);
   const recognizer = createRecognizer({ index });
-  const report = await recognizer.calibrate([...stored, ...heldOut, ...outOfScope], { safety: 1 });
+  const report = await recognizer.calibrate([...stored, ...heldOut, ...outOfScope], {
+    safety: 1,
+    minimumExamples: 0,
+  });
   return { index, recognizer, report };
 }
 
@@ -87,6 +90,17 @@ describe('createRecognizer', () => {
     const result = await recognizer.recognize('set a reminder for the meeting');
     expect(result).toMatchObject({ kind: 'miss', reason: 'ambiguous' });
     expect(result.margin).toBeCloseTo(0, 6);
+  });
+
+  it('does not let a handful of examples loosen the starting rule', async () => {
+    const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
+    await index.add(stored);
+    const recognizer = createRecognizer({ index, rule: { threshold: 0.5, margin: 0.1 } });
+    const report = await recognizer.calibrate([heldOut[0]!, heldOut[2]!, outOfScope[0]!]);
+    expect(report.bounded).toBe(true);
+    expect(recognizer.rule.threshold).toBeGreaterThanOrEqual(0.5);
+    expect(recognizer.rule.margin).toBeGreaterThanOrEqual(0.1);
+    expect((await recognizer.recognize('play football with me tomorrow')).kind).toBe('miss');
   });
 
   it('misses on an empty store and refuses to calibrate without entries', async () => {

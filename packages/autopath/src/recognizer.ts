@@ -43,6 +43,13 @@ export interface CalibrationTargets {
    * the rule is fitted to half the targets. Default 0.5; 1 spends them whole.
    */
   safety?: number;
+  /**
+   * Below this many examples a fitted rule may not be looser than the
+   * recognizer's starting rule: a handful of examples cannot show a 1% error
+   * rate, and a threshold fitted on three requests serves almost anything.
+   * Default 200.
+   */
+  minimumExamples?: number;
 }
 
 /** What a calibration chose and what it expects, measured on the examples it was given. */
@@ -58,12 +65,18 @@ export interface CalibrationReport {
   falseHits: number;
   /** Whether a rule met the targets with any reuse at all; if not the rule serves nothing. */
   feasible: boolean;
+  /** True when there were fewer than `minimumExamples` and the starting rule bounded the fit. */
+  bounded: boolean;
 }
 
 /** Settings of {@link createRecognizer}. */
 export interface RecognizerSettings {
   index: VectorIndex;
-  /** Starting rule, replaced by `calibrate`. Defaults: threshold 0.6, margin 0.08, mix 0.5. */
+  /**
+   * Starting rule, replaced by `calibrate`, and the floor of a calibration on
+   * fewer than `minimumExamples`. Defaults (for the hashing embedder): threshold
+   * 0.6, margin 0.08, mix 0.5.
+   */
   rule?: Partial<DecisionRule>;
 }
 
@@ -179,6 +192,46 @@ export function fitDecisionRule(
     misses: inScope > 0 ? (inScope - best.correct - best.wrong) / inScope : 0,
     falseHits: outOfScope > 0 ? best.falseHits / outOfScope : 0,
     feasible: best.correct > 0,
+    bounded: false,
+  };
+}
+
+/**
+ * Scores a fixed rule on calibration points: what it would serve right,
+ * serve wrong, miss, and serve out of scope.
+ *
+ * @example
+ * const { wrongReuse } = evaluateRule(points, { threshold: 0.4, margin: 0.2, mix: 0.5 });
+ */
+export function evaluateRule(points: CalibrationPoint[], rule: DecisionRule): CalibrationReport {
+  let correct = 0;
+  let wrong = 0;
+  let falseHits = 0;
+  for (const point of points) {
+    const ranked = rank(point.candidates, rule.mix);
+    if (
+      ranked.label === undefined ||
+      ranked.score < rule.threshold ||
+      ranked.margin < rule.margin ||
+      ranked.margin <= 0
+    )
+      continue;
+    if (point.truth === null) falseHits++;
+    else if (point.truth === ranked.label) correct++;
+    else wrong++;
+  }
+  const inScope = points.filter((point) => point.truth !== null).length;
+  const outOfScope = points.length - inScope;
+  return {
+    rule,
+    inScope,
+    outOfScope,
+    correctReuse: inScope > 0 ? correct / inScope : 0,
+    wrongReuse: inScope > 0 ? wrong / inScope : 0,
+    misses: inScope > 0 ? (inScope - correct - wrong) / inScope : 0,
+    falseHits: outOfScope > 0 ? falseHits / outOfScope : 0,
+    feasible: correct > 0,
+    bounded: false,
   };
 }
 
@@ -199,7 +252,8 @@ export function fitDecisionRule(
  */
 export function createRecognizer(settings: RecognizerSettings): Recognizer {
   const { index } = settings;
-  let rule: DecisionRule = { threshold: 0.6, margin: 0.08, mix: 0.5, ...settings.rule };
+  const start: DecisionRule = { threshold: 0.6, margin: 0.08, mix: 0.5, ...settings.rule };
+  let rule = start;
 
   const recognizeVector = (vector: Float32Array, options?: ScanOptions): Recognition => {
     const similarities = index.labelSimilarities(vector, options);
@@ -239,9 +293,17 @@ export function createRecognizer(settings: RecognizerSettings): Recognizer {
           index.labelSimilarities(vectors[position]!, { excludeIds: idsByText.get(example.text) }),
         ),
       }));
-      const report = fitDecisionRule(points, targets);
-      rule = report.rule;
-      return report;
+      const fitted = fitDecisionRule(points, targets);
+      if (examples.length >= (targets?.minimumExamples ?? 200)) {
+        rule = fitted.rule;
+        return fitted;
+      }
+      rule = {
+        threshold: Math.max(fitted.rule.threshold, start.threshold),
+        margin: Math.max(fitted.rule.margin, start.margin),
+        mix: fitted.feasible ? fitted.rule.mix : start.mix,
+      };
+      return { ...evaluateRule(points, rule), bounded: true };
     },
   };
 }
