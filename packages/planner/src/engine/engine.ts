@@ -109,7 +109,7 @@ export function createEngine(settings: EngineSettings) {
   const home = settings.home ?? homedir();
   const fastpathThreshold = settings.recognition?.fastpathThreshold ?? 0.9;
   const fastpathMargin = settings.recognition?.fastpathMargin ?? 0.02;
-  const autopathThreshold = settings.recognition?.autopathThreshold ?? 0.85;
+  const autopathThreshold = settings.recognition?.autopathThreshold ?? 0.9;
   const fillerCache = new Map<string, string>();
 
   return {
