@@ -163,6 +163,26 @@ describe('failure modes', () => {
     expect(result.finalKind).toBe('answer');
   });
 
+  it('refuses an executor whose code was modified after signing, and says so', async () => {
+    const fresh = await createWorld();
+    const { appendFile } = await import('node:fs/promises');
+    await appendFile(join(fresh.executors, 'fs_read', 'main.ts'), '\n// edited after signing\n');
+    const model = scripted([{ calls: [{ name: 'fs_read', args: { path: 'diary.md' } }] }, { text: 'The file reader is broken.' }]);
+    const result = await createPlanner({
+      catalog: fresh.catalog,
+      invoker: fresh.invoker,
+      models: { fast: model },
+      reviewer: approveAll,
+      scratchpad: fresh.scratchpad,
+      workspace: fresh.workspace,
+    }).runTurn('read diary.md');
+    expect(result.steps[0]!.observation).toMatchObject({ ok: false, error: { class: 'NotInvocable' } });
+    expect(String((result.steps[0]!.observation.error as { message: string }).message)).toMatch(/main\.ts.*modified after signing|quarantined/);
+    expect(result.finalKind).toBe('answer');
+    expect(fresh.catalog.list().find((row) => row.name === 'fs_read')?.state).toBe('quarantined');
+    fresh.scratchpad.close();
+  });
+
   it('ends cleanly on an empty catalog', async () => {
     const turn = createPlanner({
       catalog: { executors: () => [] },
