@@ -25,9 +25,19 @@ export const appConfigSchema = z
           })
           .strict()
           .optional(),
-        caps: z.object({ steps: z.number().int().positive().default(5), same_executor: z.number().int().positive().default(2) }).strict().optional(),
+        caps: z
+          .object({
+            steps: z.number().int().positive().default(5),
+            same_executor: z.number().int().positive().default(2),
+          })
+          .strict()
+          .optional(),
         budget: z
-          .object({ tool_calls: z.number().int().positive().optional(), tokens: z.number().int().positive().optional(), cost_usd: z.number().positive().optional() })
+          .object({
+            tool_calls: z.number().int().positive().optional(),
+            tokens: z.number().int().positive().optional(),
+            cost_usd: z.number().positive().optional(),
+          })
           .strict()
           .optional(),
         memory: z
@@ -41,9 +51,18 @@ export const appConfigSchema = z
       })
       .passthrough()
       .default({ engine: 'learning', mode: 'local', actor: 'user' }),
-    vaglio: z.object({ threshold: z.number().min(0).max(1).optional() }).strict().optional(),
-    sandbox: z.object({ host_overrides: z.record(z.string(), z.string()).optional() }).strict().optional(),
-    executors: z.object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) }).strict().optional(),
+    vaglio: z
+      .object({ threshold: z.number().min(0).max(1).optional() })
+      .strict()
+      .optional(),
+    sandbox: z
+      .object({ host_overrides: z.record(z.string(), z.string()).optional() })
+      .strict()
+      .optional(),
+    executors: z
+      .object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) })
+      .strict()
+      .optional(),
   })
   .passthrough();
 
@@ -65,6 +84,7 @@ export function readAppConfig(place: CliPlace): AppConfig {
 /** Where runtime stores live: `[runtime] data_dir`, else `$XDG_DATA_HOME/metnos`, else `~/.local/share/metnos`. */
 export function dataDir(place: CliPlace, config: AppConfig): string {
   const configured = config.runtime.data_dir;
-  if (configured) return isAbsolute(configured) ? configured : join(place.config?.configDir ?? place.cwd, configured);
+  if (configured)
+    return isAbsolute(configured) ? configured : join(place.config?.configDir ?? place.cwd, configured);
   return join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'metnos');
 }

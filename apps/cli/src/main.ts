@@ -4,7 +4,7 @@ import { askCommand, feedbackCommand } from './commands/ask.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { executorCommand } from './commands/executor.ts';
 import { keysCommand } from './commands/keys.ts';
-import { type CliIo, CliFailure, processIo } from './output.ts';
+import { CliFailure, type CliIo, processIo } from './output.ts';
 
 export const HELP = `metnos — the Metnos command line
 

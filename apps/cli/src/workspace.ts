@@ -1,6 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { findWorkspaceConfig, loadTrustedKeys, type PublicKey, type WorkspaceConfig } from '@metnos/executor-sdk';
+import {
+  findWorkspaceConfig,
+  loadTrustedKeys,
+  type PublicKey,
+  type WorkspaceConfig,
+} from '@metnos/executor-sdk';
 
 /** Where the CLI works: the user's directory, the workspace config, the executors folder. */
 export interface CliPlace {
@@ -27,7 +32,11 @@ export function userPath(place: { cwd: string }, path: string): string {
 }
 
 /** Reads the environment once, at the edge. `pnpm metnos` runs from the repo root; INIT_CWD is where the user was. */
-export async function resolvePlace(options: { executors?: string; workspace?: string; configDir?: string }): Promise<CliPlace> {
+export async function resolvePlace(options: {
+  executors?: string;
+  workspace?: string;
+  configDir?: string;
+}): Promise<CliPlace> {
   const cwd = process.env.INIT_CWD || process.cwd();
   const config = await findWorkspaceConfig(cwd);
   let executors: string;

@@ -66,7 +66,9 @@ describe('metnos ask', () => {
     expect(first.code).toBe(0);
     const requestsAfterFirst = server.requests.length;
     expect(requestsAfterFirst).toBeGreaterThan(0);
-    expect(server.requests.every((request) => (request.body as { model?: string }).model === 'qwen3:8b')).toBe(true);
+    expect(
+      server.requests.every((request) => (request.body as { model?: string }).model === 'qwen3:8b'),
+    ).toBe(true);
 
     const second = await cli(['ask', 'read notes/diary.md and tell me the last 2 lines']);
     expect(second.out).toContain('wednesday\nthursday');

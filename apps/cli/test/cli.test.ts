@@ -64,10 +64,14 @@ describe('seed executors', () => {
     async (artefact) => {
       const copy = await mkdtemp(join(tmpdir(), 'metnos-flip-'));
       await cp(join(repoRoot, 'executors', 'fs_read'), join(copy, 'fs_read'), { recursive: true });
-      await writeFile(join(copy, 'metnos.toml'), `[workspace]\ntrusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]\n`);
+      await writeFile(
+        join(copy, 'metnos.toml'),
+        `[workspace]\ntrusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]\n`,
+      );
       const path = join(copy, 'fs_read', artefact);
       const bytes = await readFile(path);
-      const index = artefact === 'manifest.sig' ? bytes.indexOf('"signature"') + 20 : Math.floor(bytes.length / 2);
+      const index =
+        artefact === 'manifest.sig' ? bytes.indexOf('"signature"') + 20 : Math.floor(bytes.length / 2);
       bytes[index] = bytes[index]! ^ 0x01;
       await writeFile(path, bytes);
       const result = await cli(['executor', 'verify', join(copy, 'fs_read')]);
@@ -99,12 +103,32 @@ describe('authoring an executor start to finish', () => {
     const verified = await cli(['executor', 'verify', 'hello']);
     expect(verified.out).toContain('ok  hello@0.1.0');
 
-    const run = await cli(['executor', 'run', 'hello', '--executors', '.', '--workspace', '.', '--args', '{"name":"Ada"}']);
+    const run = await cli([
+      'executor',
+      'run',
+      'hello',
+      '--executors',
+      '.',
+      '--workspace',
+      '.',
+      '--args',
+      '{"name":"Ada"}',
+    ]);
     expect(run.err).toBe('');
     expect(JSON.parse(run.out)).toMatchObject({ ok: true, content: { greeting: 'Hello, Ada!' } });
     expect(run.code).toBe(0);
 
-    const refused = await cli(['executor', 'run', 'hello', '--executors', '.', '--workspace', '.', '--args', '{"nom":"Ada"}']);
+    const refused = await cli([
+      'executor',
+      'run',
+      'hello',
+      '--executors',
+      '.',
+      '--workspace',
+      '.',
+      '--args',
+      '{"nom":"Ada"}',
+    ]);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.out)).toMatchObject({ ok: false, error: { class: 'InvalidInput' } });
 

@@ -9,8 +9,9 @@ export {
   normalizeVector,
   words,
 } from './embedder.ts';
-export { type EmbedderFailure, EmbedderError, VectorIndexError } from './errors.ts';
+export { EmbedderError, type EmbedderFailure, VectorIndexError } from './errors.ts';
 export { createHashingEmbedder, type HashingEmbedderSettings } from './hashing-embedder.ts';
+export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';
 export {
   type CalibrationExample,
   type CalibrationPoint,
@@ -36,4 +37,3 @@ export {
   type VectorIndexSettings,
 } from './vector-index.ts';
 export { createWordVectorEmbedder, type WordVectorEmbedderSettings } from './word-vector-embedder.ts';
-export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';

@@ -94,7 +94,8 @@ for (const size of sizes) {
       const start = performance.now();
       const report = await catalog.load();
       const elapsed = performance.now() - start;
-      if (report.loaded.length !== size) throw new Error(`expected ${size} executors, loaded ${report.loaded.length}`);
+      if (report.loaded.length !== size)
+        throw new Error(`expected ${size} executors, loaded ${report.loaded.length}`);
       if (cold) coldMs = elapsed;
       else if (run > 0) samples.push(elapsed);
       await rm(stateDir, { recursive: true, force: true });

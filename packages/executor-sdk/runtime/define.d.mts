@@ -35,7 +35,10 @@ export declare function defineExecutor<Args = Record<string, unknown>, Content =
   definition: ExecutorDefinition<Args, Content>,
 ): ExecutorDefinition<Args, Content>;
 export declare function isExecutorDefinition(value: unknown): boolean;
-export declare function ok<Content>(content?: Content, metadata?: Record<string, unknown>): ExecutorOutcome<Content>;
+export declare function ok<Content>(
+  content?: Content,
+  metadata?: Record<string, unknown>,
+): ExecutorOutcome<Content>;
 export declare function fail(
   errorClass: string,
   message: string,

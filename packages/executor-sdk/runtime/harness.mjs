@@ -47,8 +47,11 @@ async function main() {
       if (specifier === '@metnos/executor-sdk/define') return { url: defineUrl, shortCircuit: true };
       // isBuiltin also knows the prefix-only modules (node:sqlite, node:test, node:sea).
       if (isBuiltin(specifier)) return nextResolve(specifier, resolveContext);
-      if (specifier === codeUrl || resolveContext.parentURL === undefined) return nextResolve(specifier, resolveContext);
-      throw new Error(`import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`);
+      if (specifier === codeUrl || resolveContext.parentURL === undefined)
+        return nextResolve(specifier, resolveContext);
+      throw new Error(
+        `import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`,
+      );
     },
   });
 

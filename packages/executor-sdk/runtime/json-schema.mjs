@@ -5,10 +5,37 @@
 
 /** Keywords both validators understand. Annotation keywords are accepted and ignored. */
 export const SUPPORTED_KEYWORDS = new Set([
-  '$schema', '$id', '$ref', '$comment', 'title', 'description', 'default', 'examples', 'format',
-  'definitions', '$defs', 'type', 'properties', 'required', 'additionalProperties', 'items',
-  'enum', 'const', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength',
-  'maxLength', 'pattern', 'minItems', 'maxItems', 'oneOf', 'anyOf', 'allOf', 'not',
+  '$schema',
+  '$id',
+  '$ref',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'format',
+  'definitions',
+  '$defs',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
 ]);
 
 function typeOf(value) {
@@ -82,8 +109,10 @@ function check(schema, value, root, path, errors, depth) {
     errors.push(`${at}: expected ${JSON.stringify(schema.const)}`);
   }
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) errors.push(`${at}: must be >= ${schema.minimum}`);
-    if (schema.maximum !== undefined && value > schema.maximum) errors.push(`${at}: must be <= ${schema.maximum}`);
+    if (schema.minimum !== undefined && value < schema.minimum)
+      errors.push(`${at}: must be >= ${schema.minimum}`);
+    if (schema.maximum !== undefined && value > schema.maximum)
+      errors.push(`${at}: must be <= ${schema.maximum}`);
     if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) {
       errors.push(`${at}: must be > ${schema.exclusiveMinimum}`);
     }
@@ -93,17 +122,23 @@ function check(schema, value, root, path, errors, depth) {
   }
   if (typeof value === 'string') {
     const length = [...value].length;
-    if (schema.minLength !== undefined && length < schema.minLength) errors.push(`${at}: shorter than ${schema.minLength}`);
-    if (schema.maxLength !== undefined && length > schema.maxLength) errors.push(`${at}: longer than ${schema.maxLength}`);
+    if (schema.minLength !== undefined && length < schema.minLength)
+      errors.push(`${at}: shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && length > schema.maxLength)
+      errors.push(`${at}: longer than ${schema.maxLength}`);
     if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
       errors.push(`${at}: does not match ${schema.pattern}`);
     }
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) errors.push(`${at}: fewer than ${schema.minItems} items`);
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) errors.push(`${at}: more than ${schema.maxItems} items`);
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      errors.push(`${at}: fewer than ${schema.minItems} items`);
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      errors.push(`${at}: more than ${schema.maxItems} items`);
     if (schema.items !== undefined) {
-      value.forEach((item, index) => check(schema.items, item, root, `${path}/${index}`, errors, depth + 1));
+      value.forEach((item, index) => {
+        check(schema.items, item, root, `${path}/${index}`, errors, depth + 1);
+      });
     }
   }
   if (typeOf(value) === 'object') {
@@ -112,17 +147,22 @@ function check(schema, value, root, path, errors, depth) {
       if (!Object.hasOwn(value, key)) errors.push(`${at}: missing required property "${key}"`);
     }
     for (const [key, item] of Object.entries(value)) {
-      if (Object.hasOwn(properties, key)) check(properties[key], item, root, `${path}/${key}`, errors, depth + 1);
+      if (Object.hasOwn(properties, key))
+        check(properties[key], item, root, `${path}/${key}`, errors, depth + 1);
       else if (schema.additionalProperties === false) errors.push(`${at}: unexpected property "${key}"`);
       else if (typeof schema.additionalProperties === 'object') {
         check(schema.additionalProperties, item, root, `${path}/${key}`, errors, depth + 1);
       }
     }
   }
-  const count = (options) => options.filter((option) => validateWith(option, value, root, depth + 1).length === 0).length;
-  if (schema.allOf !== undefined) schema.allOf.forEach((option) => check(option, value, root, path, errors, depth + 1));
+  const count = (options) =>
+    options.filter((option) => validateWith(option, value, root, depth + 1).length === 0).length;
+  if (schema.allOf !== undefined) {
+    for (const option of schema.allOf) check(option, value, root, path, errors, depth + 1);
+  }
   if (schema.anyOf !== undefined && count(schema.anyOf) === 0) errors.push(`${at}: matches none of anyOf`);
-  if (schema.oneOf !== undefined && count(schema.oneOf) !== 1) errors.push(`${at}: must match exactly one of oneOf`);
+  if (schema.oneOf !== undefined && count(schema.oneOf) !== 1)
+    errors.push(`${at}: must match exactly one of oneOf`);
   if (schema.not !== undefined && validateWith(schema.not, value, root, depth + 1).length === 0) {
     errors.push(`${at}: matches a forbidden schema`);
   }
@@ -149,11 +189,14 @@ export function unsupportedKeywords(schema, path = '') {
   for (const [key, child] of Object.entries(schema)) {
     if (!SUPPORTED_KEYWORDS.has(key)) found.push(`${path}/${key}`);
     if (key === 'properties' || key === 'definitions' || key === '$defs') {
-      for (const [name, sub] of Object.entries(child ?? {})) found.push(...unsupportedKeywords(sub, `${path}/${key}/${name}`));
+      for (const [name, sub] of Object.entries(child ?? {}))
+        found.push(...unsupportedKeywords(sub, `${path}/${key}/${name}`));
     } else if (key === 'items' || key === 'additionalProperties' || key === 'not') {
       found.push(...unsupportedKeywords(child, `${path}/${key}`));
     } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf') {
-      (child ?? []).forEach((sub, index) => found.push(...unsupportedKeywords(sub, `${path}/${key}/${index}`)));
+      (child ?? []).forEach((sub, index) => {
+        found.push(...unsupportedKeywords(sub, `${path}/${key}/${index}`));
+      });
     }
   }
   return found;

@@ -67,7 +67,10 @@ export function createAuditLog(settings: AuditLogSettings) {
     async append(entry: AuditEntry): Promise<void> {
       ready ??= mkdir(dir, { recursive: true, mode: 0o700 });
       await ready;
-      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, { flag: 'a', mode: 0o600 });
+      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, {
+        flag: 'a',
+        mode: 0o600,
+      });
     },
   };
 }

@@ -38,7 +38,12 @@ export interface BirthCallOptions {
 export function createBirthHarness(dir: string, settings: BirthHarnessSettings) {
   const executorDir = resolve(dir);
   let ready:
-    | Promise<{ invoke: ReturnType<typeof createInvoker>['invoke']; name: string; version: string; workspace: string }>
+    | Promise<{
+        invoke: ReturnType<typeof createInvoker>['invoke'];
+        name: string;
+        version: string;
+        workspace: string;
+      }>
     | undefined;
 
   async function prepare() {
@@ -56,14 +61,18 @@ export function createBirthHarness(dir: string, settings: BirthHarnessSettings) 
     return { invoke: invoker.invoke, name: verified.name, version: verified.version, workspace };
   }
 
+  const ensurePrepared = () => {
+    if (!ready) ready = prepare();
+    return ready;
+  };
   return {
     /** Verifies the executor (once) and returns its name and default workspace. */
     async prepare(): Promise<{ name: string; workspace: string }> {
-      const { name, workspace } = await (ready ??= prepare());
+      const { name, workspace } = await ensurePrepared();
       return { name, workspace };
     },
     async invoke(args: unknown, options: BirthCallOptions = {}): Promise<ExecutorResult> {
-      const prepared = await (ready ??= prepare());
+      const prepared = await ensurePrepared();
       return prepared.invoke(prepared.name, args, {
         version: prepared.version,
         workspace: options.workspace ?? prepared.workspace,

@@ -1,11 +1,16 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { ARTEFACTS, RESERVED_DIRS } from './artefacts.ts';
 import { LifecycleError, VerificationError } from './errors.ts';
 import type { PublicKey } from './keys.ts';
-import { type LifecycleRecord, type LifecycleState, type LifecycleStore, openLifecycleStore } from './lifecycle.ts';
+import {
+  type LifecycleRecord,
+  type LifecycleState,
+  type LifecycleStore,
+  openLifecycleStore,
+} from './lifecycle.ts';
 import { compareVersions } from './manifest.ts';
 import { writeFileAtomic } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
@@ -80,7 +85,9 @@ async function exists(path: string): Promise<boolean> {
 const SIGNED_FILES = new Set<string>([ARTEFACTS.signature, ARTEFACTS.profileLock]);
 
 /** Finds every executor version folder under `root` (flat `<name>/` or `<name>/<version>/`). */
-async function scan(root: string): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
+async function scan(
+  root: string,
+): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
   const candidates: Candidate[] = [];
   const currents = new Map<string, string | null>();
   let names: Dirent[];
@@ -98,7 +105,9 @@ async function scan(root: string): Promise<{ candidates: Candidate[]; currents: 
     }
   };
   const isDir = (parent: string, entry: Dirent) =>
-    entry.isDirectory() || (entry.isSymbolicLink() && statSync(join(parent, entry.name), { throwIfNoEntry: false })?.isDirectory() === true);
+    entry.isDirectory() ||
+    (entry.isSymbolicLink() &&
+      statSync(join(parent, entry.name), { throwIfNoEntry: false })?.isDirectory() === true);
   for (const entry of names) {
     const name = entry.name;
     if (RESERVED_DIRS.has(name) || name.startsWith('.') || !isDir(root, entry)) continue;
@@ -110,13 +119,17 @@ async function scan(root: string): Promise<{ candidates: Candidate[]; currents: 
       candidates.push({ name, dir, folderVersion: undefined });
       continue;
     }
-    const versions = entries.filter((item) => /^\d+\.\d+\.\d+/.test(item.name) && isDir(dir, item)).map((item) => item.name);
+    const versions = entries
+      .filter((item) => /^\d+\.\d+\.\d+/.test(item.name) && isDir(dir, item))
+      .map((item) => item.name);
     if (versions.length === 0) {
       // A single-version executor that lost its manifest: verified (and quarantined), not skipped.
-      if ([...files].some((file) => SIGNED_FILES.has(file))) candidates.push({ name, dir, folderVersion: undefined });
+      if ([...files].some((file) => SIGNED_FILES.has(file)))
+        candidates.push({ name, dir, folderVersion: undefined });
       continue;
     }
-    for (const version of versions) candidates.push({ name, dir: join(dir, version), folderVersion: version });
+    for (const version of versions)
+      candidates.push({ name, dir: join(dir, version), folderVersion: version });
     try {
       currents.set(name, readFileSync(join(dir, ARTEFACTS.current), 'utf8').trim());
     } catch {
@@ -127,7 +140,11 @@ async function scan(root: string): Promise<{ candidates: Candidate[]; currents: 
   return { candidates, currents };
 }
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   async function worker() {
@@ -172,7 +189,9 @@ export function createCatalog(settings: CatalogSettings) {
     try {
       const parsed = ledgerSchema.safeParse(JSON.parse(await readFile(ledgerPath, 'utf8')));
       if (parsed.success) return parsed.data;
-      throw new LifecycleError(`${ledgerPath} is not a Metnos version ledger; refusing to load without rollback protection`);
+      throw new LifecycleError(
+        `${ledgerPath} is not a Metnos version ledger; refusing to load without rollback protection`,
+      );
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, executors: {} };
       throw LifecycleError.isInstance(error) ? error : new LifecycleError(`cannot read ${ledgerPath}`, error);
@@ -235,7 +254,11 @@ export function createCatalog(settings: CatalogSettings) {
   ): { refusal: QuarantineEntry; record: boolean } | undefined {
     const entry = previous.executors[executor.name];
     const candidateInfo = { name: executor.name, dir: executor.dir, version: executor.version };
-    if (entry && compareVersions(executor.version, entry.highest) < 0 && entry.accepted[executor.version] !== signature) {
+    if (
+      entry &&
+      compareVersions(executor.version, entry.highest) < 0 &&
+      entry.accepted[executor.version] !== signature
+    ) {
       return {
         record: true,
         refusal: {
@@ -449,7 +472,15 @@ export function createCatalog(settings: CatalogSettings) {
       for (const [key, record] of Object.entries(records)) {
         if (seen.has(key) || record.state !== 'archived') continue;
         const [name = key, version = '?'] = key.split('@');
-        rows.push({ name, version, state: 'archived', current: false, reason: record.reason, summary: undefined, dir: record.path ?? '' });
+        rows.push({
+          name,
+          version,
+          state: 'archived',
+          current: false,
+          reason: record.reason,
+          summary: undefined,
+          dir: record.path ?? '',
+        });
       }
       return rows.sort((a, b) => a.name.localeCompare(b.name) || compareVersions(b.version, a.version));
     },
@@ -478,7 +509,11 @@ export function createCatalog(settings: CatalogSettings) {
         if (defaults.get(executor.name) === executor.version) defaults.delete(executor.name);
         await store();
         quarantine(
-          toQuarantine({ name: executor.name, dir: executor.dir, folderVersion: executor.version }, error, executor.version),
+          toQuarantine(
+            { name: executor.name, dir: executor.dir, folderVersion: executor.version },
+            error,
+            executor.version,
+          ),
           await signatureDigest(executor.dir),
         );
         await saveState();
@@ -490,19 +525,28 @@ export function createCatalog(settings: CatalogSettings) {
     async archive(name: string, version?: string, reason = 'archived by hand'): Promise<string[]> {
       const life = await store();
       const versions = version ? [version] : [...(executors.get(name)?.keys() ?? [])];
-      const fromQuarantine = quarantined.filter((entry) => entry.name === name && entry.version && (!version || entry.version === version));
+      const fromQuarantine = quarantined.filter(
+        (entry) => entry.name === name && entry.version && (!version || entry.version === version),
+      );
       const targets = new Map<string, string>();
       for (const v of versions) {
         const executor = executors.get(name)?.get(v);
         if (executor) targets.set(v, executor.dir);
       }
       for (const entry of fromQuarantine) targets.set(entry.version!, entry.dir);
-      if (targets.size === 0) throw new LifecycleError(`no loaded or quarantined version of ${name}${version ? `@${version}` : ''} to archive`);
+      if (targets.size === 0)
+        throw new LifecycleError(
+          `no loaded or quarantined version of ${name}${version ? `@${version}` : ''} to archive`,
+        );
       const moved: string[] = [];
       for (const [v, dir] of targets) {
         const key = id(name, v);
         const record = life.get(key);
-        if (record && record.state !== 'archived' && !['active', 'quarantined', 'below_threshold', 'fused'].includes(record.state)) {
+        if (
+          record &&
+          record.state !== 'archived' &&
+          !['active', 'quarantined', 'below_threshold', 'fused'].includes(record.state)
+        ) {
           throw new LifecycleError(`${key} cannot be archived from ${record.state}`);
         }
         const destination = join(archiveDir, name, v);
@@ -528,7 +572,8 @@ export function createCatalog(settings: CatalogSettings) {
       const archived = join(archiveDir, name, version);
       if (record?.state === 'archived' && (await exists(archived))) {
         const destination = join(root, record.path ?? join(name, version));
-        if (await exists(destination)) throw new LifecycleError(`${destination} already exists; remove it first`);
+        if (await exists(destination))
+          throw new LifecycleError(`${destination} already exists; remove it first`);
         await mkdir(join(destination, '..'), { recursive: true });
         await rename(archived, destination);
         const executor = await verifyExecutor(destination, verifySettings).catch(async (error) => {
@@ -542,7 +587,9 @@ export function createCatalog(settings: CatalogSettings) {
         return executor;
       }
       if (record?.state === 'quarantined') {
-        const entry = quarantined.find((candidate) => candidate.name === name && candidate.version === version);
+        const entry = quarantined.find(
+          (candidate) => candidate.name === name && candidate.version === version,
+        );
         const dir = entry?.dir ?? join(root, name);
         const executor = await verifyExecutor(dir, verifySettings);
         life.transition(key, 'active', 'rehabilitated after a new verification');
@@ -550,7 +597,9 @@ export function createCatalog(settings: CatalogSettings) {
         await catalog.load();
         return executor;
       }
-      throw new LifecycleError(`${key} is not archived or quarantined (state: ${record?.state ?? 'unknown'})`);
+      throw new LifecycleError(
+        `${key} is not archived or quarantined (state: ${record?.state ?? 'unknown'})`,
+      );
     },
 
     /** Makes `version` the default, writing `CURRENT`; the deliberate way to move back. */
@@ -565,7 +614,9 @@ export function createCatalog(settings: CatalogSettings) {
       const entry = ledger.executors[name];
       if (entry) entry.current = version;
       defaults.set(name, version);
-      quarantined = quarantined.filter((candidate) => !(candidate.name === name && candidate.artefact === ARTEFACTS.current));
+      quarantined = quarantined.filter(
+        (candidate) => !(candidate.name === name && candidate.artefact === ARTEFACTS.current),
+      );
       await saveState();
     },
 

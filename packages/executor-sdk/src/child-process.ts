@@ -56,7 +56,9 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     if (spec.signal?.aborted) {
       // An abort listener would never fire for a signal that is already aborted.
       resolve({
-        result: failure('Timeout', 'the call was aborted by the caller before it started', { isolation: spec.isolation }),
+        result: failure('Timeout', 'the call was aborted by the caller before it started', {
+          isolation: spec.isolation,
+        }),
         exitCode: null,
         exitSignal: null,
         durationMs: 0,
@@ -103,7 +105,10 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
       child.stdout?.destroy();
       child.stderr?.destroy();
     };
-    const timer = setTimeout(() => stop('Timeout', `the executor ran past ${spec.timeoutMs} ms and was killed`), spec.timeoutMs);
+    const timer = setTimeout(
+      () => stop('Timeout', `the executor ran past ${spec.timeoutMs} ms and was killed`),
+      spec.timeoutMs,
+    );
     const onAbort = () => stop('Timeout', 'the call was aborted by the caller');
     spec.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -154,14 +159,20 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
             `the executor exited with ${exitSignal ?? `code ${exitCode}`} before writing a result${tail ? `: ${tail}` : ''}`,
           );
         }
-        return fail('NonJsonOutput', `the executor printed something that is not a JSON result: ${JSON.stringify(stdout.slice(0, 200))}`);
+        return fail(
+          'NonJsonOutput',
+          `the executor printed something that is not a JSON result: ${JSON.stringify(stdout.slice(0, 200))}`,
+        );
       }
       if (stdout.includes('\n')) {
         return fail('NonJsonOutput', 'the executor printed extra lines on stdout beside its result');
       }
       const result = childResultSchema.safeParse(parsed);
       if (!result.success) {
-        return fail('NonJsonOutput', `the executor's result does not have the { ok, content, metadata, error } shape`);
+        return fail(
+          'NonJsonOutput',
+          `the executor's result does not have the { ok, content, metadata, error } shape`,
+        );
       }
       resolve({ ...base, result: { ...result.data, isolation: spec.isolation } as ExecutorResult });
     };

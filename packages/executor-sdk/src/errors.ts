@@ -61,7 +61,9 @@ export class ManifestError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is ManifestError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[manifestMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[manifestMarker] === true
+    );
   }
 }
 
@@ -91,7 +93,12 @@ export class VerificationError extends MetnosError {
   readonly reason: VerificationFailureReason;
   readonly artefact: string | undefined;
 
-  constructor(settings: { reason: VerificationFailureReason; message: string; artefact?: string; cause?: unknown }) {
+  constructor(settings: {
+    reason: VerificationFailureReason;
+    message: string;
+    artefact?: string;
+    cause?: unknown;
+  }) {
     super({ code: `verification_${settings.reason}`, message: settings.message, cause: settings.cause });
     this.name = 'VerificationError';
     this.reason = settings.reason;
@@ -99,7 +106,10 @@ export class VerificationError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is VerificationError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[verificationMarker] === true;
+    return (
+      MetnosError.isInstance(error) &&
+      (error as unknown as Record<symbol, unknown>)[verificationMarker] === true
+    );
   }
 }
 
@@ -131,6 +141,8 @@ export class LifecycleError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is LifecycleError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[lifecycleMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[lifecycleMarker] === true
+    );
   }
 }

@@ -2,6 +2,12 @@ import { createBLAKE3, type IHasher } from 'hash-wasm';
 
 let hasher: Promise<IHasher> | undefined;
 
+/** The one shared hasher, created on first use. */
+function sharedHasher(): Promise<IHasher> {
+  if (!hasher) hasher = createBLAKE3();
+  return hasher;
+}
+
 /** The prefix every Metnos digest string carries, so the algorithm travels with the value. */
 export const DIGEST_PREFIX = 'blake3:';
 
@@ -13,7 +19,7 @@ export const DIGEST_PREFIX = 'blake3:';
  * const digest = await blake3Digest('hello'); // 'blake3:ea8f16…'
  */
 export async function blake3Digest(data: string | Uint8Array): Promise<string> {
-  const instance = await (hasher ??= createBLAKE3());
+  const instance = await sharedHasher();
   instance.init();
   instance.update(data);
   return DIGEST_PREFIX + instance.digest('hex');
@@ -21,7 +27,7 @@ export async function blake3Digest(data: string | Uint8Array): Promise<string> {
 
 /** Resolves once the hasher is ready, so hot paths can call {@link blake3DigestSync}. */
 export async function prepareBlake3(): Promise<void> {
-  await (hasher ??= createBLAKE3());
+  await sharedHasher();
 }
 
 let ready: IHasher | undefined;
@@ -44,6 +50,6 @@ export function blake3DigestSync(data: string | Uint8Array): string {
 
 /** Prepares the hasher and returns the synchronous digest function. */
 export async function loadBlake3(): Promise<(data: string | Uint8Array) => string> {
-  ready = await (hasher ??= createBLAKE3());
+  ready = await sharedHasher();
   return blake3DigestSync;
 }

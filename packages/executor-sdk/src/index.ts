@@ -1,5 +1,12 @@
 export { ARTEFACTS } from './artefacts.ts';
-export { type AuditEntry, type AuditLog, type AuditLogSettings, createAuditLog, summarizeInput } from './audit.ts';
+export {
+  type AuditEntry,
+  type AuditLog,
+  type AuditLogSettings,
+  createAuditLog,
+  summarizeInput,
+} from './audit.ts';
+export { type BirthCallOptions, type BirthHarnessSettings, createBirthHarness } from './birth.ts';
 export {
   type Catalog,
   type CatalogListing,
@@ -19,15 +26,21 @@ export {
   type VerificationFailureReason,
 } from './errors.ts';
 export { blake3Digest, loadBlake3 } from './hash.ts';
-export { createInvoker, hostValidator, type InvokeOptions, type Invoker, type InvokerSettings } from './invoke.ts';
+export {
+  createInvoker,
+  hostValidator,
+  type InvokeOptions,
+  type Invoker,
+  type InvokerSettings,
+} from './invoke.ts';
 export {
   createKeyStore,
   generateSigningKey,
   type KeyStore,
   type KeyStoreSettings,
   keyIdOf,
-  parsePublicKey,
   type PublicKey,
+  parsePublicKey,
   readPublicKey,
   type SigningKey,
   serializePublicKey,
@@ -71,11 +84,16 @@ export {
   refusal,
 } from './runner.ts';
 export { type ScaffoldOptions, scaffoldExecutor } from './scaffold.ts';
-export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
-export { SIGNATURE_TAG, type SignatureBackend, type SignatureStatement, statementBytes, verifyStatement, verifyStatementAsync } from './signature.ts';
 export { resolveConfigDir } from './settings.ts';
-export { artefactStamps, type VerifiedExecutor, type VerifySettings, verifyExecutor } from './verify.ts';
-export { type BirthCallOptions, type BirthHarnessSettings, createBirthHarness } from './birth.ts';
+export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
+export {
+  SIGNATURE_TAG,
+  type SignatureBackend,
+  type SignatureStatement,
+  statementBytes,
+  verifyStatement,
+  verifyStatementAsync,
+} from './signature.ts';
 export {
   createTrustStore,
   findWorkspaceConfig,
@@ -83,3 +101,4 @@ export {
   type WorkspaceConfig,
   workspaceConfigSchema,
 } from './trust.ts';
+export { artefactStamps, type VerifiedExecutor, type VerifySettings, verifyExecutor } from './verify.ts';

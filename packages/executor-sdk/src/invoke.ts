@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import AjvModule from 'ajv';
 import type { ValidateFunction } from 'ajv';
+import AjvModule from 'ajv';
 import type { AuditLog } from './audit.ts';
 import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
@@ -10,7 +10,8 @@ import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts
 import type { ExecutorRunner, RunReport } from './runner.ts';
 import type { VerifiedExecutor } from './verify.ts';
 
-const Ajv = ((AjvModule as unknown as { default?: typeof AjvModule }).default ?? AjvModule) as unknown as new (
+const Ajv = ((AjvModule as unknown as { default?: typeof AjvModule }).default ??
+  AjvModule) as unknown as new (
   options: Record<string, unknown>,
 ) => {
   addSchema(schema: unknown, key: string): void;
@@ -22,7 +23,8 @@ const RUNTIME_CLASSES = new Set<string>(RUNTIME_ERROR_CLASSES);
 
 /** Host-side Ajv validator for an executor's input or output, compiled once per schema digest. */
 export function hostValidator(executor: VerifiedExecutor, which: 'input' | 'output'): ValidateFunction {
-  const ref = which === 'input' ? executor.manifest.contract.input_schema : executor.manifest.contract.output_schema;
+  const ref =
+    which === 'input' ? executor.manifest.contract.input_schema : executor.manifest.contract.output_schema;
   const key = `${executor.digests.schema}|${ref}`;
   let validator = validators.get(key);
   if (!validator) {
@@ -111,19 +113,31 @@ export function createInvoker(settings: InvokerSettings) {
         config: options.config,
       };
       const refuse = async (errorClass: string, message: string, executor?: VerifiedExecutor) => {
-        const report: RunReport = { result: failure(errorClass, message), durationMs: 0, stdout: '', exit: 'policy' };
+        const report: RunReport = {
+          result: failure(errorClass, message),
+          durationMs: 0,
+          stdout: '',
+          exit: 'policy',
+        };
         await record(name, executor, args, context, report, started);
         return report.result;
       };
       const loaded = settings.catalog.get(name, options.version);
       if (!loaded) {
-        return refuse('NotInvocable', `no invocable executor "${name}"${options.version ? `@${options.version}` : ''}`);
+        return refuse(
+          'NotInvocable',
+          `no invocable executor "${name}"${options.version ? `@${options.version}` : ''}`,
+        );
       }
       let executor: VerifiedExecutor;
       try {
         executor = await settings.catalog.reverify(loaded);
       } catch (error) {
-        return refuse('NotInvocable', `${name} failed re-verification and was quarantined: ${(error as Error).message}`, loaded);
+        return refuse(
+          'NotInvocable',
+          `${name} failed re-verification and was quarantined: ${(error as Error).message}`,
+          loaded,
+        );
       }
       let inputValidator: ValidateFunction;
       let outputValidator: ValidateFunction;
@@ -131,26 +145,45 @@ export function createInvoker(settings: InvokerSettings) {
         inputValidator = hostValidator(executor, 'input');
         outputValidator = hostValidator(executor, 'output');
       } catch (error) {
-        return refuse('NotInvocable', `${name}'s schema.json cannot be compiled on the host: ${(error as Error).message}`, executor);
+        return refuse(
+          'NotInvocable',
+          `${name}'s schema.json cannot be compiled on the host: ${(error as Error).message}`,
+          executor,
+        );
       }
       if (!inputValidator(args)) {
-        return refuse('InvalidInput', `arguments rejected by ${name}'s schema: ${describeErrors(inputValidator)}`, executor);
+        return refuse(
+          'InvalidInput',
+          `arguments rejected by ${name}'s schema: ${describeErrors(inputValidator)}`,
+          executor,
+        );
       }
       const report = await settings.runner.run({ executor, args, context, signal: options.signal });
       if (report.result.ok) {
         if (!outputValidator(report.result.content)) {
-          report.result = failure('InvalidOutput', `${name} returned content its schema rejects: ${describeErrors(outputValidator)}`, {
-            isolation: report.result.isolation,
-          });
+          report.result = failure(
+            'InvalidOutput',
+            `${name} returned content its schema rejects: ${describeErrors(outputValidator)}`,
+            {
+              isolation: report.result.isolation,
+            },
+          );
           report.exit = 'error';
         }
       } else {
         // The harness checks this too; the host checks again in case the process wrote its own line.
         const errorClass = report.result.error.class;
-        if (!executor.manifest.contract.error_classes.includes(errorClass) && !RUNTIME_CLASSES.has(errorClass)) {
-          report.result = failure('InvalidOutput', `${name} returned error class "${errorClass}", which its manifest does not declare`, {
-            isolation: report.result.isolation,
-          });
+        if (
+          !executor.manifest.contract.error_classes.includes(errorClass) &&
+          !RUNTIME_CLASSES.has(errorClass)
+        ) {
+          report.result = failure(
+            'InvalidOutput',
+            `${name} returned error class "${errorClass}", which its manifest does not declare`,
+            {
+              isolation: report.result.isolation,
+            },
+          );
           report.exit = 'error';
         } else if (report.exit === 'ok') {
           report.exit = 'error';

@@ -56,7 +56,11 @@ export async function generateSigningKey(): Promise<SigningKey> {
 /** The text of a `.pub` file for `key`; safe to commit and share. */
 export function serializePublicKey(key: PublicKey): string {
   return `${JSON.stringify(
-    { kind: 'metnos-ed25519-public', key_id: key.keyId, public_key: Buffer.from(key.publicKey).toString('base64') },
+    {
+      kind: 'metnos-ed25519-public',
+      key_id: key.keyId,
+      public_key: Buffer.from(key.publicKey).toString('base64'),
+    },
     null,
     2,
   )}\n`;
@@ -165,7 +169,9 @@ export function createKeyStore(settings: KeyStoreSettings = {}) {
       try {
         const info = await stat(path);
         if ((info.mode & 0o077) !== 0) {
-          throw new KeyError(`${path} is readable by other users (mode ${(info.mode & 0o777).toString(8)}): run chmod 600 ${path}`);
+          throw new KeyError(
+            `${path} is readable by other users (mode ${(info.mode & 0o777).toString(8)}): run chmod 600 ${path}`,
+          );
         }
         text = await readFile(path, 'utf8');
       } catch (error) {

@@ -5,7 +5,14 @@ import { LifecycleError } from './errors.ts';
 import { writeFileAtomic } from './sign.ts';
 
 /** The states an executor version moves through. */
-export const LIFECYCLE_STATES = ['seed', 'active', 'quarantined', 'below_threshold', 'fused', 'archived'] as const;
+export const LIFECYCLE_STATES = [
+  'seed',
+  'active',
+  'quarantined',
+  'below_threshold',
+  'fused',
+  'archived',
+] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
 /**
@@ -72,7 +79,12 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
 
   let dirty = false;
 
-  function set(id: string, to: LifecycleState, reason: string | undefined, extra: Partial<LifecycleRecord> = {}) {
+  function set(
+    id: string,
+    to: LifecycleState,
+    reason: string | undefined,
+    extra: Partial<LifecycleRecord> = {},
+  ) {
     const now = clock().toISOString();
     const previous = records[id];
     records[id] = {
@@ -81,7 +93,9 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
       state: to,
       reason,
       since: previous?.state === to ? previous.since : now,
-      history: [...(previous?.history ?? []), { from: previous?.state ?? null, to, at: now, reason }].slice(-50),
+      history: [...(previous?.history ?? []), { from: previous?.state ?? null, to, at: now, reason }].slice(
+        -50,
+      ),
     };
     dirty = true;
   }

@@ -23,7 +23,9 @@ export const manifestSchema = z
         name: z.string().regex(NAME, { message: 'a lowercase identifier such as "fs_read" (a-z, 0-9, _)' }),
         version: z.string().regex(SEMVER, { message: 'a semantic version such as "1.0.0"' }),
         created_at: timestamp,
-        created_by: z.string().regex(/^(seed|synt:[A-Za-z0-9_-]+)$/, { message: '"seed" or "synt:<run_id>"' }),
+        created_by: z
+          .string()
+          .regex(/^(seed|synt:[A-Za-z0-9_-]+)$/, { message: '"seed" or "synt:<run_id>"' }),
         summary: z.string().min(1, { message: 'a one-line summary' }).max(500),
         affinity: z.array(z.string().min(1)).default([]),
         capabilities: z
@@ -39,7 +41,9 @@ export const manifestSchema = z
       .object({
         input_schema: schemaRef,
         output_schema: schemaRef,
-        error_classes: z.array(z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { message: 'PascalCase error class names' })),
+        error_classes: z.array(
+          z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { message: 'PascalCase error class names' }),
+        ),
         idempotent: z.boolean(),
         side_effects: z.boolean(),
       })
@@ -47,7 +51,9 @@ export const manifestSchema = z
     sandbox: declaredProfileSchema.extend({
       hash: z
         .string()
-        .regex(/^blake3:[0-9a-f]{64}$/, { message: 'a profile hash "blake3:<64 hex>" (written by `metnos executor sign`)' })
+        .regex(/^blake3:[0-9a-f]{64}$/, {
+          message: 'a profile hash "blake3:<64 hex>" (written by `metnos executor sign`)',
+        })
         .optional(),
     }),
     audit: z.object({ trace_topic: z.string().min(1) }).strict(),
@@ -92,7 +98,8 @@ export function compareVersions(left: string, right: string): number {
 
 function describeExpected(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `no unknown keys (found ${issue.keys.join(', ')})`;
-  if (issue.code === 'invalid_value') return `one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+  if (issue.code === 'invalid_value')
+    return `one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
   if (issue.code === 'invalid_type') {
     return issue.message.startsWith('Invalid input') ? `a value of type ${issue.expected}` : issue.message;
   }

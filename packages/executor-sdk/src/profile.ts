@@ -38,7 +38,11 @@ export const declaredProfileSchema = z
     min_tier: z.enum(ISOLATION_TIERS).default('full'),
     max_duration_ms: z.number().int().positive().max(600_000),
     max_memory_mb: z.number().int().positive().max(65_536),
-    max_output_bytes: z.number().int().positive().max(256 * 1024 * 1024),
+    max_output_bytes: z
+      .number()
+      .int()
+      .positive()
+      .max(256 * 1024 * 1024),
     fs: z
       .object({
         read: z.array(pathEntry).default([]),
@@ -49,7 +53,9 @@ export const declaredProfileSchema = z
     exec: z
       .object({
         mode: z.enum(['none', 'allowlist']).default('none'),
-        binaries: z.array(z.string().regex(/^[A-Za-z0-9._+-]+$/, { message: 'a bare binary name' })).default([]),
+        binaries: z
+          .array(z.string().regex(/^[A-Za-z0-9._+-]+$/, { message: 'a bare binary name' }))
+          .default([]),
       })
       .strict()
       .default({ mode: 'none', binaries: [] }),

@@ -75,7 +75,8 @@ export function exitKind(report: ChildReport): RunReport['exit'] {
   if (report.result.ok) return 'ok';
   const errorClass = report.result.error.class;
   if (errorClass === 'Timeout') return 'timeout';
-  if (errorClass === 'Crashed' || errorClass === 'NonJsonOutput' || errorClass === 'OutputTooLarge') return 'crash';
+  if (errorClass === 'Crashed' || errorClass === 'NonJsonOutput' || errorClass === 'OutputTooLarge')
+    return 'crash';
   return 'error';
 }
 
@@ -112,7 +113,11 @@ export function createProcessRunner(settings: ProcessRunnerSettings = {}): Execu
     async run({ executor, args, context, signal }) {
       const declared = executor.manifest.sandbox.min_tier;
       const below = tierRank(declared) > tierRank('none');
-      const isolation: IsolationRecord = { tier: 'none', layers: ['process'], ...(below ? { belowDeclared: true } : {}) };
+      const isolation: IsolationRecord = {
+        tier: 'none',
+        layers: ['process'],
+        ...(below ? { belowDeclared: true } : {}),
+      };
       if (below && enforce) {
         return refusal(
           'IsolationUnavailable',
@@ -136,7 +141,12 @@ export function createProcessRunner(settings: ProcessRunnerSettings = {}): Execu
           signal,
         };
         const report = await runChild(spec);
-        return { result: report.result, durationMs: report.durationMs, stdout: report.stdout, exit: exitKind(report) };
+        return {
+          result: report.result,
+          durationMs: report.durationMs,
+          stdout: report.stdout,
+          exit: exitKind(report),
+        };
       } finally {
         await rm(tmpDir, { recursive: true, force: true });
       }

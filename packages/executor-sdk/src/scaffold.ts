@@ -112,7 +112,10 @@ describe('birth', () => {
  */
 export async function scaffoldExecutor(options: ScaffoldOptions): Promise<string> {
   if (!/^[a-z][a-z0-9_]{1,63}$/.test(options.name)) {
-    throw new MetnosError({ code: 'invalid_name', message: `"${options.name}" is not a valid executor name (a-z, 0-9, _; starts with a letter)` });
+    throw new MetnosError({
+      code: 'invalid_name',
+      message: `"${options.name}" is not a valid executor name (a-z, 0-9, _; starts with a letter)`,
+    });
   }
   const dir = join(options.parent, options.name);
   const taken = await stat(dir).then(
@@ -122,7 +125,10 @@ export async function scaffoldExecutor(options: ScaffoldOptions): Promise<string
   if (taken) throw new MetnosError({ code: 'exists', message: `${dir} already exists` });
   const createdAt = (options.clock?.() ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await mkdir(join(dir, 'tests'), { recursive: true });
-  await writeFile(join(dir, 'manifest.toml'), scaffoldManifest(options.name, options.summary ?? `Greets someone by name.`, createdAt));
+  await writeFile(
+    join(dir, 'manifest.toml'),
+    scaffoldManifest(options.name, options.summary ?? `Greets someone by name.`, createdAt),
+  );
   await writeFile(join(dir, 'main.ts'), CODE);
   await writeFile(join(dir, 'schema.json'), `${JSON.stringify(SCHEMA, null, 2)}\n`);
   await writeFile(join(dir, 'tests', 'birth.test.ts'), TEST);

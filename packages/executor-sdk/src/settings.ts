@@ -8,7 +8,11 @@ import { join } from 'node:path';
  * @example
  * const dir = loadSetting({ value: options.configDir, env: 'METNOS_CONFIG_DIR', fallback: () => defaultDir });
  */
-export function loadSetting(settings: { value: string | undefined; env: string; fallback: () => string }): string {
+export function loadSetting(settings: {
+  value: string | undefined;
+  env: string;
+  fallback: () => string;
+}): string {
   if (settings.value !== undefined && settings.value !== '') return settings.value;
   const fromEnv = process.env[settings.env];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;

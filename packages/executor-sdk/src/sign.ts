@@ -87,5 +87,10 @@ export async function signExecutor(dir: string, key: SigningKey): Promise<SignRe
     key,
   );
   await writeFileAtomic(join(dir, ARTEFACTS.signature), signatureText);
-  return { name: manifest.executor.name, version: manifest.executor.version, keyId: key.keyId, profileLock: lock };
+  return {
+    name: manifest.executor.name,
+    version: manifest.executor.version,
+    keyId: key.keyId,
+    profileLock: lock,
+  };
 }

@@ -1,7 +1,7 @@
 import { verify as nodeVerify, type webcrypto } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
-import { type PublicKey, nodePublicKey, type SigningKey } from './keys.ts';
+import { nodePublicKey, type PublicKey, type SigningKey } from './keys.ts';
 
 /** Domain-separation tag of the signed statement; bumping it versions the format. */
 export const SIGNATURE_TAG = 'metnos.executor.signature.v1';
@@ -125,7 +125,12 @@ export async function verifyStatementAsync(
 ): Promise<boolean> {
   if (backend !== 'webcrypto') return verifyStatement(statement, signature, key, backend);
   try {
-    return await crypto.subtle.verify({ name: 'Ed25519' }, await subtleKey(key), signature, statementBytes(statement));
+    return await crypto.subtle.verify(
+      { name: 'Ed25519' },
+      await subtleKey(key),
+      signature,
+      statementBytes(statement),
+    );
   } catch {
     return false;
   }

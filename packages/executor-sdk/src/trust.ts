@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { KeyError, ManifestError } from './errors.ts';
-import { parsePublicKey, type PublicKey, readPublicKey, serializePublicKey } from './keys.ts';
+import { type PublicKey, parsePublicKey, readPublicKey, serializePublicKey } from './keys.ts';
 import { resolveConfigDir } from './settings.ts';
 import { writeFileAtomic } from './sign.ts';
 
@@ -50,7 +50,11 @@ export function createTrustStore(settings: { configDir?: string } = {}) {
       const keys = await Promise.all(existing.map((text, index) => parsePublicKey(text, `${path}#${index}`)));
       if (keys.some((candidate) => candidate.keyId === key.keyId)) return false;
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(path, `${JSON.stringify({ version: 1, keys: [...existing, serializePublicKey(key)] }, null, 2)}\n`, 0o600);
+      await writeFileAtomic(
+        path,
+        `${JSON.stringify({ version: 1, keys: [...existing, serializePublicKey(key)] }, null, 2)}\n`,
+        0o600,
+      );
       return true;
     },
     async remove(keyId: string): Promise<boolean> {
@@ -133,9 +137,14 @@ export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfi
  * Every key trusted for `start`: the workspace's `trusted_keys` (nearest
  * `metnos.toml`) plus the user's trust list.
  */
-export async function loadTrustedKeys(start: string, settings: { configDir?: string } = {}): Promise<PublicKey[]> {
+export async function loadTrustedKeys(
+  start: string,
+  settings: { configDir?: string } = {},
+): Promise<PublicKey[]> {
   const workspace = await findWorkspaceConfig(start);
-  const fromWorkspace = await Promise.all((workspace?.trustedKeyFiles ?? []).map((file) => readPublicKey(file)));
+  const fromWorkspace = await Promise.all(
+    (workspace?.trustedKeyFiles ?? []).map((file) => readPublicKey(file)),
+  );
   const fromUser = await createTrustStore(settings).list();
   const unique = new Map<string, PublicKey>();
   for (const key of [...fromWorkspace, ...fromUser]) unique.set(key.keyId, key);

@@ -83,7 +83,13 @@ function readArtefact(dir: string, file: string): Artefact {
 
 /** The identity of the artefact files: device, inode, size, mtime and ctime of each. */
 export async function artefactStamps(dir: string, codeFileName: string): Promise<string> {
-  const files = [ARTEFACTS.manifest, codeFileName, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature];
+  const files = [
+    ARTEFACTS.manifest,
+    codeFileName,
+    ARTEFACTS.schema,
+    ARTEFACTS.profileLock,
+    ARTEFACTS.signature,
+  ];
   return files
     .map((file) => {
       const info = statSync(join(dir, file), { bigint: true, throwIfNoEntry: false });
@@ -95,21 +101,37 @@ export async function artefactStamps(dir: string, codeFileName: string): Promise
 function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown {
   let node: unknown = schema;
   for (const part of ref.split('#/')[1]!.split('/')) {
-    node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? (node as Record<string, unknown>)[part] : undefined;
+    node =
+      node !== null && typeof node === 'object' && Object.hasOwn(node, part)
+        ? (node as Record<string, unknown>)[part]
+        : undefined;
   }
   return node;
 }
 
 /** Parses `schema.json` and checks the manifest's references and the keyword subset. */
-export function checkSchema(text: string, manifest: Manifest, file: string = ARTEFACTS.schema): Record<string, unknown> {
+export function checkSchema(
+  text: string,
+  manifest: Manifest,
+  file: string = ARTEFACTS.schema,
+): Record<string, unknown> {
   let schema: unknown;
   try {
     schema = JSON.parse(text);
   } catch (error) {
-    throw new VerificationError({ reason: 'schema_invalid', artefact: file, message: `${file} is not valid JSON`, cause: error });
+    throw new VerificationError({
+      reason: 'schema_invalid',
+      artefact: file,
+      message: `${file} is not valid JSON`,
+      cause: error,
+    });
   }
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new VerificationError({ reason: 'schema_invalid', artefact: file, message: `${file} must be a JSON object` });
+    throw new VerificationError({
+      reason: 'schema_invalid',
+      artefact: file,
+      message: `${file} must be a JSON object`,
+    });
   }
   const unsupported = unsupportedKeywords(schema);
   if (unsupported.length > 0) {
@@ -196,8 +218,15 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
   const schemaFile = readArtefact(dir, ARTEFACTS.schema);
   const lockFile = readArtefact(dir, ARTEFACTS.profileLock);
   const signatureArtefact = readArtefact(dir, ARTEFACTS.signature);
-  const [codeBytes, schemaBytes, lockBytes, signatureBytes] = [code.bytes, schemaFile.bytes, lockFile.bytes, signatureArtefact.bytes];
-  const stamps = [manifestArtefact, code, schemaFile, lockFile, signatureArtefact].map((artefact) => artefact.stamp).join('|');
+  const [codeBytes, schemaBytes, lockBytes, signatureBytes] = [
+    code.bytes,
+    schemaFile.bytes,
+    lockFile.bytes,
+    signatureArtefact.bytes,
+  ];
+  const stamps = [manifestArtefact, code, schemaFile, lockFile, signatureArtefact]
+    .map((artefact) => artefact.stamp)
+    .join('|');
   const digests = {
     manifest: digest(manifestBytes),
     code: digest(codeBytes),
@@ -224,7 +253,12 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
     schema = checkSchema(schemaBytes.toString('utf8'), manifest);
   } catch (error) {
     if (VerificationError.isInstance(error) && changed('manifest') && !changed('schema')) {
-      throw new VerificationError({ reason: 'manifest_invalid', artefact: ARTEFACTS.manifest, message: error.message, cause: error });
+      throw new VerificationError({
+        reason: 'manifest_invalid',
+        artefact: ARTEFACTS.manifest,
+        message: error.message,
+        cause: error,
+      });
     }
     throw error;
   }
@@ -322,4 +356,3 @@ export async function verifyExecutor(dir: string, settings: VerifySettings): Pro
     stamps,
   };
 }
-

@@ -14,26 +14,36 @@ import { createVaglio } from '@metnos/vaglio';
 import { createEngine, createGapLog } from '../src/index.ts';
 import { createScriptedModel } from '../src/test/index.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' }, 'model-delay-ms': { type: 'string', default: '800' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '10' }, 'model-delay-ms': { type: 'string', default: '800' } },
+});
 const runs = Number(values.runs);
 const delayMs = Number(values['model-delay-ms']);
 const repo = join(import.meta.dirname, '..', '..', '..');
 
 const autopathModule = (await import('@metnos/autopath')) as Record<string, unknown>;
-const embedderFactory = (autopathModule.createDefaultEmbedder ?? autopathModule.createHashingEmbedder) as () => {
+const embedderFactory = (autopathModule.createDefaultEmbedder ??
+  autopathModule.createHashingEmbedder) as () => {
   id: string;
   embed(texts: string[]): Promise<Float32Array[]>;
 };
 const embedder = embedderFactory();
 
 const key = await readPublicKey(join(repo, 'keys', 'metnos-release.pub'));
-const catalog = createCatalog({ root: join(repo, 'executors'), trustedKeys: [key], stateDir: await mkdtemp(join(tmpdir(), 'metnos-bench-state-')) });
+const catalog = createCatalog({
+  root: join(repo, 'executors'),
+  trustedKeys: [key],
+  stateDir: await mkdtemp(join(tmpdir(), 'metnos-bench-state-')),
+});
 await catalog.load();
 const invoker = createInvoker({ catalog, runner: createSandboxRunner({ audit: false }) });
 const reviewer = createVaglio({});
 const workspace = await mkdtemp(join(tmpdir(), 'metnos-bench-ws-'));
 await mkdir(join(workspace, 'notes'), { recursive: true });
-await writeFile(join(workspace, 'notes', 'diary.md'), Array.from({ length: 200 }, (_, index) => `line ${index + 1}`).join('\n'));
+await writeFile(
+  join(workspace, 'notes', 'diary.md'),
+  Array.from({ length: 200 }, (_, index) => `line ${index + 1}`).join('\n'),
+);
 
 const request = 'read notes/diary.md and tell me the last 3 lines';
 const planText = JSON.stringify({
@@ -75,10 +85,12 @@ for (let run = 0; run < runs; run++) {
     workspace,
   });
   const cold = await engine.runTurn(request);
-  if (cold.layer !== 'engine' || cold.finalKind !== 'answer') throw new Error(`cold run answered by ${cold.layer}: ${cold.finalMessage}`);
+  if (cold.layer !== 'engine' || cold.finalKind !== 'answer')
+    throw new Error(`cold run answered by ${cold.layer}: ${cold.finalMessage}`);
   proposer.push(cold.latencyMs);
   const warm = await engine.runTurn(request);
-  if (warm.layer !== 'fastpath' || warm.modelCalls !== 0) throw new Error(`warm run answered by ${warm.layer} with ${warm.modelCalls} model calls`);
+  if (warm.layer !== 'fastpath' || warm.modelCalls !== 0)
+    throw new Error(`warm run answered by ${warm.layer} with ${warm.modelCalls} model calls`);
   memory.push(warm.latencyMs);
   stores.fastpath.close();
   stores.autopath.close();
@@ -88,10 +100,18 @@ for (let run = 0; run < runs; run++) {
 
 console.log(`Metnos turn benchmark — ${runs} runs, node ${process.version}, embedder ${embedder.id}`);
 console.log(`request: "${request}" (fs_read through the full-tier sandbox)`);
-console.log(`the Proposer is a scripted model that waits ${delayMs} ms per call (a stand-in for a local model's latency, not a model)\n`);
+console.log(
+  `the Proposer is a scripted model that waits ${delayMs} ms per call (a stand-in for a local model's latency, not a model)\n`,
+);
 console.log('layer                     median ms     p99 ms');
-console.log(`L3 engine (Proposer)   ${quantile(proposer, 0.5).toFixed(1).padStart(11)} ${quantile(proposer, 0.99).toFixed(1).padStart(10)}`);
-console.log(`L0 fastpath (memory)   ${quantile(memory, 0.5).toFixed(1).padStart(11)} ${quantile(memory, 0.99).toFixed(1).padStart(10)}`);
+console.log(
+  `L3 engine (Proposer)   ${quantile(proposer, 0.5).toFixed(1).padStart(11)} ${quantile(proposer, 0.99).toFixed(1).padStart(10)}`,
+);
+console.log(
+  `L0 fastpath (memory)   ${quantile(memory, 0.5).toFixed(1).padStart(11)} ${quantile(memory, 0.99).toFixed(1).padStart(10)}`,
+);
 console.log(`\nL0 is ${(quantile(proposer, 0.5) / quantile(memory, 0.5)).toFixed(1)}× faster at the median`);
-console.log(`without the model's delay the Proposer path would take about ${(quantile(proposer, 0.5) - delayMs).toFixed(1)} ms`);
+console.log(
+  `without the model's delay the Proposer path would take about ${(quantile(proposer, 0.5) - delayMs).toFixed(1)} ms`,
+);
 await rm(workspace, { recursive: true, force: true });

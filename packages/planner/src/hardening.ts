@@ -8,7 +8,9 @@ export { TOOL_UNAVAILABLE } from './llm/tool-args.ts';
  * depth, nesting past 64 levels is refused. Returns `undefined` when the
  * arguments cannot be used.
  */
-export function hardenArgs(raw: unknown): { ok: true; args: Record<string, unknown> } | { ok: false; reason: string } {
+export function hardenArgs(
+  raw: unknown,
+): { ok: true; args: Record<string, unknown> } | { ok: false; reason: string } {
   const clean = (value: unknown, depth: number): unknown => {
     if (depth > MAX_DEPTH) throw new RangeError('arguments nested too deeply');
     if (Array.isArray(value)) return value.map((item) => clean(item, depth + 1));
@@ -32,7 +34,8 @@ export function hardenArgs(raw: unknown): { ok: true; args: Record<string, unkno
     }
   }
   if (args === undefined || args === null) args = {};
-  if (typeof args !== 'object' || Array.isArray(args)) return { ok: false, reason: 'arguments must be an object' };
+  if (typeof args !== 'object' || Array.isArray(args))
+    return { ok: false, reason: 'arguments must be an object' };
   try {
     return { ok: true, args: clean(args, 0) as Record<string, unknown> };
   } catch (error) {

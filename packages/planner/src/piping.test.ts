@@ -9,7 +9,9 @@ const observations = [
 describe('resolveReferences', () => {
   it('keeps the type when the reference is the whole value', () => {
     expect(resolveReferences({ n: '{{step2.content.bytes_written}}' }, observations)).toEqual({ n: 12 });
-    expect(resolveReferences({ m: '{{ step1.metadata }}' }, observations)).toEqual({ m: observations[0]!.metadata });
+    expect(resolveReferences({ m: '{{ step1.metadata }}' }, observations)).toEqual({
+      m: observations[0]!.metadata,
+    });
   });
 
   it('follows nested paths and array indices', () => {
@@ -18,9 +20,9 @@ describe('resolveReferences', () => {
   });
 
   it('splices references inside longer strings', () => {
-    expect(resolveReferences('saved to {{step1.metadata.path}} ({{step2.bytes_written}} bytes)', observations)).toBe(
-      'saved to /tmp/a (12 bytes)',
-    );
+    expect(
+      resolveReferences('saved to {{step1.metadata.path}} ({{step2.bytes_written}} bytes)', observations),
+    ).toBe('saved to /tmp/a (12 bytes)');
   });
 
   it('reads a field of content directly', () => {

@@ -21,10 +21,18 @@ export class PipingError extends MetnosError {
 const WHOLE = /^\s*\{\{\s*step(\d+)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)\s*\}\}\s*$/;
 const INNER = /\{\{\s*step(\d+)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)\s*\}\}/g;
 
-function lookup(observations: readonly unknown[], stepText: string, path: string, reference: string): unknown {
+function lookup(
+  observations: readonly unknown[],
+  stepText: string,
+  path: string,
+  reference: string,
+): unknown {
   const step = Number(stepText);
   if (step < 1 || step > observations.length) {
-    throw new PipingError(reference, `${reference} points at step ${step}, but only ${observations.length} step(s) ran before`);
+    throw new PipingError(
+      reference,
+      `${reference} points at step ${step}, but only ${observations.length} step(s) ran before`,
+    );
   }
   let node: unknown = observations[step - 1];
   const parts = path.match(/[A-Za-z0-9_-]+/g) ?? [];
@@ -84,7 +92,9 @@ export function resolveReferences(value: unknown, observations: readonly unknown
   }
   if (Array.isArray(value)) return value.map((item) => resolveReferences(item, observations));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveReferences(item, observations)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, resolveReferences(item, observations)]),
+    );
   }
   return value;
 }

@@ -3,15 +3,29 @@ import { prefilter, tokenize } from './prefilter.ts';
 
 const entry = (name: string, affinity: string[], summary = '') => ({ name, affinity, summary });
 const catalog = [
-  entry('web_fetch', ['web', 'http', 'url', 'fetch', 'scarica', 'pagina'], 'Fetch a web page and return it as text.'),
+  entry(
+    'web_fetch',
+    ['web', 'http', 'url', 'fetch', 'scarica', 'pagina'],
+    'Fetch a web page and return it as text.',
+  ),
   entry('fs_read', ['fs', 'read', 'leggi', 'file'], 'Read a file from the workspace.'),
-  ...Array.from({ length: 50 }, (_, index) => entry(`other_${index}`, [`thing${index}`], 'Does something else.')),
+  ...Array.from({ length: 50 }, (_, index) =>
+    entry(`other_${index}`, [`thing${index}`], 'Does something else.'),
+  ),
 ];
 
 describe('tokenize', () => {
   it('lowercases, folds accents and keeps alphanumeric words', () => {
     expect(tokenize('Leggi il FILE già, per favore: ~/note/diario.md')).toEqual([
-      'leggi', 'il', 'file', 'gia', 'per', 'favore', 'note', 'diario', 'md',
+      'leggi',
+      'il',
+      'file',
+      'gia',
+      'per',
+      'favore',
+      'note',
+      'diario',
+      'md',
     ]);
   });
 });

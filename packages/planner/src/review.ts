@@ -3,7 +3,13 @@
  * whole plan (online mode) before anything runs. `@metnos/vaglio` implements it.
  */
 export interface ReviewedCall {
-  executor: { name: string; version: string; capabilities: string[]; sideEffects: boolean; idempotent: boolean };
+  executor: {
+    name: string;
+    version: string;
+    capabilities: string[];
+    sideEffects: boolean;
+    idempotent: boolean;
+  };
   args: unknown;
   request: string;
   stepIndex: number;
@@ -31,5 +37,8 @@ export interface CallReviewer {
 
 /** Checks that a pending approval was granted for exactly this call. */
 export interface ApprovalChecker {
-  check(id: string, call: ReviewedCall): { ok: true } | { ok: false; reason: string } | Promise<{ ok: true } | { ok: false; reason: string }>;
+  check(
+    id: string,
+    call: ReviewedCall,
+  ): { ok: true } | { ok: false; reason: string } | Promise<{ ok: true } | { ok: false; reason: string }>;
 }

@@ -20,7 +20,12 @@ describe('scratchpad', () => {
     const scratchpad = createScratchpad({ path });
     const text = `HEAD${'x'.repeat(10_000)}TAIL`;
     const observation = scratchpad.put('turn-a', text, { path: '/tmp/big.log' });
-    expect(observation).toMatchObject({ ok: true, kind: 'text', size_bytes: text.length, metadata: { path: '/tmp/big.log' } });
+    expect(observation).toMatchObject({
+      ok: true,
+      kind: 'text',
+      size_bytes: text.length,
+      metadata: { path: '/tmp/big.log' },
+    });
     scratchpad.close();
 
     const reopened = createScratchpad({ path });

@@ -103,11 +103,22 @@ export function createScratchpad(settings: ScratchpadSettings) {
           createdAt: clock().toISOString(),
         })
         .run();
-      return { ok: true, scratchpad_id: id, size_bytes: sizeBytes, kind, summary: summarize(stored), metadata };
+      return {
+        ok: true,
+        scratchpad_id: id,
+        size_bytes: sizeBytes,
+        kind,
+        summary: summarize(stored),
+        metadata,
+      };
     },
 
     /** Reads part of an entry of this turn; undefined when the id is not this turn's. */
-    read(turnId: string, id: string, how: ScratchpadReadMode): { content: string; total_chars: number } | undefined {
+    read(
+      turnId: string,
+      id: string,
+      how: ScratchpadReadMode,
+    ): { content: string; total_chars: number } | undefined {
       const row = db
         .select()
         .from(scratchpadEntries)

@@ -11,7 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => world.scratchpad.close());
 
-function planner(model: ReturnType<typeof scripted>, extra: Partial<Parameters<typeof createPlanner>[0]> = {}) {
+function planner(
+  model: ReturnType<typeof scripted>,
+  extra: Partial<Parameters<typeof createPlanner>[0]> = {},
+) {
   return createPlanner({
     catalog: world.catalog,
     invoker: world.invoker,
@@ -53,7 +56,10 @@ describe('local mode', () => {
   });
 
   it('tells the model when a reference points at nothing', async () => {
-    const model = scripted([{ calls: [{ name: 'fs_write', args: { path: 'x.txt', content: '{{step4.content}}' } }] }, { text: 'sorry' }]);
+    const model = scripted([
+      { calls: [{ name: 'fs_write', args: { path: 'x.txt', content: '{{step4.content}}' } }] },
+      { text: 'sorry' },
+    ]);
     const result = await planner(model).runTurn('write x');
     expect(result.steps[0]!.observation).toMatchObject({ ok: false, error: { class: 'BadReference' } });
   });
@@ -91,7 +97,9 @@ describe('local mode', () => {
 
   it('stops at the step cap', async () => {
     const model = scripted(
-      Array.from({ length: 8 }, (_, index) => ({ calls: [{ name: 'fs_read', args: { path: `missing-${index}.md` } }] })),
+      Array.from({ length: 8 }, (_, index) => ({
+        calls: [{ name: 'fs_read', args: { path: `missing-${index}.md` } }],
+      })),
     );
     const result = await planner(model, { caps: { steps: 5, sameExecutor: 10 } }).runTurn('read the files');
     expect(result.finalKind).toBe('cap_steps');
@@ -100,7 +108,9 @@ describe('local mode', () => {
 
   it('stops when one executor is called too often', async () => {
     const model = scripted(
-      Array.from({ length: 4 }, (_, index) => ({ calls: [{ name: 'fs_read', args: { path: `missing-${index}.md` } }] })),
+      Array.from({ length: 4 }, (_, index) => ({
+        calls: [{ name: 'fs_read', args: { path: `missing-${index}.md` } }],
+      })),
     );
     const result = await planner(model).runTurn('read the files');
     expect(result.finalKind).toBe('cap_same_executor');
@@ -120,17 +130,22 @@ describe('local mode', () => {
     await writeFile(join(world.workspace, 'big.log'), `${'x'.repeat(6000)}\nLAST_LINE`);
     const model = scripted([
       { calls: [{ name: 'fs_read', args: { path: 'big.log' } }] },
-      { calls: [{ name: 'scratchpad_read', args: { scratchpad_id: 'PLACEHOLDER', mode: 'tail', chars: 9 } }] },
+      {
+        calls: [{ name: 'scratchpad_read', args: { scratchpad_id: 'PLACEHOLDER', mode: 'tail', chars: 9 } }],
+      },
       { text: 'LAST_LINE' },
     ]);
     const turn = planner(model);
     const original = model.generate.bind(model);
     model.generate = async (request) => {
       const response = await original(request);
-      const stored = request.messages.find((message) => message.role === 'tool' && message.content.includes('scratchpad_id'));
+      const stored = request.messages.find(
+        (message) => message.role === 'tool' && message.content.includes('scratchpad_id'),
+      );
       if (stored && stored.role === 'tool') {
         const id = JSON.parse(stored.content).scratchpad_id as string;
-        for (const call of response.toolCalls) if (call.name === 'scratchpad_read') (call.args as Record<string, unknown>).scratchpad_id = id;
+        for (const call of response.toolCalls)
+          if (call.name === 'scratchpad_read') (call.args as Record<string, unknown>).scratchpad_id = id;
       }
       return response;
     };
@@ -145,7 +160,9 @@ describe('local mode', () => {
 
 describe('failure modes', () => {
   it('ends cleanly when the model is unreachable', async () => {
-    const refused = Object.assign(new Error('fetch failed: connect ECONNREFUSED 127.0.0.1:11434'), { code: 'ECONNREFUSED' });
+    const refused = Object.assign(new Error('fetch failed: connect ECONNREFUSED 127.0.0.1:11434'), {
+      code: 'ECONNREFUSED',
+    });
     const result = await planner(scripted([{ error: refused }])).runTurn('read diary.md');
     expect(result.finalKind).toBe('error');
     expect(result.finalMessage).toMatch(/could not reach the language model/);
@@ -167,7 +184,10 @@ describe('failure modes', () => {
     const fresh = await createWorld();
     const { appendFile } = await import('node:fs/promises');
     await appendFile(join(fresh.executors, 'fs_read', 'main.ts'), '\n// edited after signing\n');
-    const model = scripted([{ calls: [{ name: 'fs_read', args: { path: 'diary.md' } }] }, { text: 'The file reader is broken.' }]);
+    const model = scripted([
+      { calls: [{ name: 'fs_read', args: { path: 'diary.md' } }] },
+      { text: 'The file reader is broken.' },
+    ]);
     const result = await createPlanner({
       catalog: fresh.catalog,
       invoker: fresh.invoker,
@@ -177,7 +197,9 @@ describe('failure modes', () => {
       workspace: fresh.workspace,
     }).runTurn('read diary.md');
     expect(result.steps[0]!.observation).toMatchObject({ ok: false, error: { class: 'NotInvocable' } });
-    expect(String((result.steps[0]!.observation.error as { message: string }).message)).toMatch(/main\.ts.*modified after signing|quarantined/);
+    expect(String((result.steps[0]!.observation.error as { message: string }).message)).toMatch(
+      /main\.ts.*modified after signing|quarantined/,
+    );
     expect(result.finalKind).toBe('answer');
     expect(fresh.catalog.list().find((row) => row.name === 'fs_read')?.state).toBe('quarantined');
     fresh.scratchpad.close();
@@ -212,7 +234,9 @@ describe('online mode', () => {
   });
 
   it('refuses an unreadable plan with a clear message', async () => {
-    const result = await planner(scripted([{ text: 'sure! I will read it' }]), { mode: 'online' }).runTurn('read diary.md');
+    const result = await planner(scripted([{ text: 'sure! I will read it' }]), { mode: 'online' }).runTurn(
+      'read diary.md',
+    );
     expect(result.finalKind).toBe('error');
     expect(result.finalMessage).toContain('plan');
     expect(parsePlanText('{"steps": "nope"}').ok).toBe(false);
@@ -226,7 +250,9 @@ describe('online mode', () => {
           : { approved: true, reason: 'ok', score: 1, blocked_by: null },
     };
     const model = scripted([
-      { text: '{"steps":[{"tool":"fs_read","args":{"path":"diary.md"}},{"tool":"fs_write","args":{"path":"y","content":"{{step1.content}}"}}]}' },
+      {
+        text: '{"steps":[{"tool":"fs_read","args":{"path":"diary.md"}},{"tool":"fs_write","args":{"path":"y","content":"{{step1.content}}"}}]}',
+      },
     ]);
     const result = await planner(model, { mode: 'online', reviewer }).runTurn('copy');
     expect(result.finalKind).toBe('error');
@@ -236,9 +262,10 @@ describe('online mode', () => {
 
   it('routes a hybrid turn online when a rule fires', async () => {
     const model = scripted([{ text: '{"steps":[],"answer":"nothing to do"}' }]);
-    const result = await planner(model, { mode: 'hybrid', hybrid: { escalateOnKeywords: ['carefully'] } }).runTurn(
-      'carefully read diary.md',
-    );
+    const result = await planner(model, {
+      mode: 'hybrid',
+      hybrid: { escalateOnKeywords: ['carefully'] },
+    }).runTurn('carefully read diary.md');
     expect(result.routedMode).toBe('online');
   });
 });
@@ -248,13 +275,28 @@ describe('reinforced confirmation', () => {
     const pendingIds: string[] = [];
     const reviewer: CallReviewer = {
       evaluate: (call) => {
-        if (call.executor.name !== 'fs_write') return { approved: true, reason: 'ok', score: 1, blocked_by: null };
+        if (call.executor.name !== 'fs_write')
+          return { approved: true, reason: 'ok', score: 1, blocked_by: null };
         pendingIds.push('approval-1');
-        return { approved: false, reason: 'needs confirmation', score: 1, blocked_by: 'confirmation', pending: { id: 'approval-1', callHash: 'h', expiresAt: 'later' } };
+        return {
+          approved: false,
+          reason: 'needs confirmation',
+          score: 1,
+          blocked_by: 'confirmation',
+          pending: { id: 'approval-1', callHash: 'h', expiresAt: 'later' },
+        };
       },
     };
-    const approvals = { check: (id: string, call: { args: unknown }) => (id === 'approval-1' && JSON.stringify(call.args).includes('approved.txt') ? { ok: true as const } : { ok: false as const, reason: 'different call' }) };
-    const model = scripted([{ calls: [{ name: 'fs_write', args: { path: 'approved.txt', content: 'yes' } }] }, { text: 'written' }]);
+    const approvals = {
+      check: (id: string, call: { args: unknown }) =>
+        id === 'approval-1' && JSON.stringify(call.args).includes('approved.txt')
+          ? { ok: true as const }
+          : { ok: false as const, reason: 'different call' },
+    };
+    const model = scripted([
+      { calls: [{ name: 'fs_write', args: { path: 'approved.txt', content: 'yes' } }] },
+      { text: 'written' },
+    ]);
     const turn = planner(model, { reviewer, approvals });
     const paused = await turn.runTurn('write approved.txt');
     expect(paused.finalKind).toBe('pending_approval');

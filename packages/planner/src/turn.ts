@@ -7,11 +7,22 @@ import type { ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec } from '.
 import { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
 import { type PrefilterSettings, prefilter } from './prefilter.ts';
 import type { ApprovalChecker, CallReviewer, ReviewedCall, ReviewVerdict } from './review.ts';
-import { type Scratchpad, SCRATCHPAD_READ_TOOL, SCRATCHPAD_THRESHOLD_BYTES, type ScratchpadReadMode } from './scratchpad.ts';
+import {
+  SCRATCHPAD_READ_TOOL,
+  SCRATCHPAD_THRESHOLD_BYTES,
+  type Scratchpad,
+  type ScratchpadReadMode,
+} from './scratchpad.ts';
 import type { TurnLog, TurnLogStep } from './turn-log.ts';
 
 /** How a turn ended. */
-export type FinalKind = 'answer' | 'cap_steps' | 'cap_same_executor' | 'budget' | 'error' | 'pending_approval';
+export type FinalKind =
+  | 'answer'
+  | 'cap_steps'
+  | 'cap_same_executor'
+  | 'budget'
+  | 'error'
+  | 'pending_approval';
 
 /** The planner modes: `local` (ReAct, one model call per step), `online` (one call plans everything), `hybrid` (a router picks). */
 export type PlannerMode = 'local' | 'online' | 'hybrid';
@@ -51,7 +62,12 @@ export interface PlannerSettings {
   duplicateReadGuard?: string[];
   /** Extra system prompt text (e.g. the tier's prompt). */
   systemPrompt?: string;
-  retry?: { attempts?: number; baseDelayMs?: number; sleep?: (ms: number) => Promise<void>; random?: () => number };
+  retry?: {
+    attempts?: number;
+    baseDelayMs?: number;
+    sleep?: (ms: number) => Promise<void>;
+    random?: () => number;
+  };
   modelTimeoutMs?: number;
   clock?: () => Date;
   ids?: () => string;
@@ -109,13 +125,19 @@ Steps run in order; use {{stepN.field}} (1-indexed) to pass an earlier step's re
 
 const planSchema = z
   .object({
-    steps: z.array(z.object({ tool: z.string().min(1).max(128), args: z.record(z.string(), z.unknown()).default({}) })).max(20),
+    steps: z
+      .array(
+        z.object({ tool: z.string().min(1).max(128), args: z.record(z.string(), z.unknown()).default({}) }),
+      )
+      .max(20),
     answer: z.string().max(20_000).optional(),
   })
   .strict();
 
 /** Pulls a JSON object out of model text (bare or fenced) and validates it; never throws. */
-export function parsePlanText(text: string): { ok: true; plan: z.infer<typeof planSchema> } | { ok: false; reason: string } {
+export function parsePlanText(
+  text: string,
+): { ok: true; plan: z.infer<typeof planSchema> } | { ok: false; reason: string } {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
   const candidate = fenced ? fenced[1]! : text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
   if (!candidate.trim()) return { ok: false, reason: 'the model did not reply with a JSON plan' };
@@ -126,12 +148,22 @@ export function parsePlanText(text: string): { ok: true; plan: z.infer<typeof pl
     return { ok: false, reason: 'the model replied with text that is not valid JSON' };
   }
   const parsed = planSchema.safeParse(data);
-  if (!parsed.success) return { ok: false, reason: `the plan does not have the expected shape (${parsed.error.issues[0]?.message})` };
+  if (!parsed.success)
+    return {
+      ok: false,
+      reason: `the plan does not have the expected shape (${parsed.error.issues[0]?.message})`,
+    };
   return { ok: true, plan: parsed.data };
 }
 
 function isTransientModelError(error: unknown): boolean {
-  const record = error as { status?: number; statusCode?: number; code?: string; transient?: boolean; classification?: string };
+  const record = error as {
+    status?: number;
+    statusCode?: number;
+    code?: string;
+    transient?: boolean;
+    classification?: string;
+  };
   if (record?.classification === 'transient' || record?.transient === true) return true;
   const status = record?.status ?? record?.statusCode;
   if (typeof status === 'number') return status >= 500 || status === 429 || status === 408;
@@ -141,7 +173,9 @@ function isTransientModelError(error: unknown): boolean {
 const TRANSIENT_EXECUTOR_CLASSES = new Set(['Timeout', 'RateLimited', 'Network', 'DnsError', 'Unavailable']);
 
 /** Transient / permanent / policy, for an executor's failed result. */
-export function classifyExecutorFailure(result: ExecutorResult): 'transient' | 'permanent' | 'policy' | undefined {
+export function classifyExecutorFailure(
+  result: ExecutorResult,
+): 'transient' | 'permanent' | 'policy' | undefined {
   if (result.ok) return undefined;
   const errorClass = result.error.class;
   if (errorClass === 'PolicyViolation' || errorClass === 'IsolationUnavailable') return 'policy';
@@ -151,7 +185,8 @@ export function classifyExecutorFailure(result: ExecutorResult): 'transient' | '
 function describeModelFailure(error: unknown): string {
   const record = error as { name?: string; message?: string; hint?: string; status?: number };
   const unreachable =
-    /unreachable|ECONNREFUSED|fetch failed|connect/i.test(`${record?.name} ${record?.message}`) && record?.status === undefined;
+    /unreachable|ECONNREFUSED|fetch failed|connect/i.test(`${record?.name} ${record?.message}`) &&
+    record?.status === undefined;
   if (unreachable) {
     return `I could not reach the language model (${record?.message ?? 'connection failed'}). ${record?.hint ?? 'Check that the model server is running (for Ollama: `ollama serve`) and that the base URL is right.'}`;
   }
@@ -168,7 +203,9 @@ function toolSpec(executor: VerifiedExecutor): ToolSpec {
   let node: unknown = executor.schema;
   for (const part of ref) node = (node as Record<string, unknown>)?.[part];
   const parameters = { ...(node as Record<string, unknown>) };
-  const definitions = (executor.schema as Record<string, unknown>).definitions ?? (executor.schema as Record<string, unknown>).$defs;
+  const definitions =
+    (executor.schema as Record<string, unknown>).definitions ??
+    (executor.schema as Record<string, unknown>).$defs;
   if (definitions && JSON.stringify(parameters).includes('"$ref"')) parameters.definitions = definitions;
   return { name: executor.name, description: executor.manifest.executor.summary, parameters };
 }
@@ -199,15 +236,28 @@ export function createPlanner(settings: PlannerSettings) {
     middle: settings.models.middle ?? settings.models.fast,
     wise: settings.models.wise ?? settings.models.middle ?? settings.models.fast,
   };
-  const sleep = settings.retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep =
+    settings.retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = settings.retry?.random ?? Math.random;
 
-  async function callModel(model: ChatModel, state: TurnState, tools: ToolSpec[], system: string, signal?: AbortSignal): Promise<ChatResponse> {
+  async function callModel(
+    model: ChatModel,
+    state: TurnState,
+    tools: ToolSpec[],
+    system: string,
+    signal?: AbortSignal,
+  ): Promise<ChatResponse> {
     const attempts = settings.retry?.attempts ?? 3;
     const base = settings.retry?.baseDelayMs ?? 250;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await model.generate({ system, messages: state.history, tools, signal, timeoutMs: settings.modelTimeoutMs });
+        return await model.generate({
+          system,
+          messages: state.history,
+          tools,
+          signal,
+          timeoutMs: settings.modelTimeoutMs,
+        });
       } catch (error) {
         if (attempt >= attempts || !isTransientModelError(error) || signal?.aborted) throw error;
         const retryAfter = (error as { retryAfterMs?: number }).retryAfterMs;
@@ -228,14 +278,20 @@ export function createPlanner(settings: PlannerSettings) {
     if (budget.tokens !== undefined && state.tokens.input + state.tokens.output > budget.tokens) {
       return `the token budget (${budget.tokens}) is spent`;
     }
-    if (budget.costUsd !== undefined && (state.costUsd ?? 0) > budget.costUsd) return `the cost budget ($${budget.costUsd}) is spent`;
+    if (budget.costUsd !== undefined && (state.costUsd ?? 0) > budget.costUsd)
+      return `the cost budget ($${budget.costUsd}) is spent`;
     if (budget.toolCalls !== undefined && state.toolCallsUsed >= budget.toolCalls) {
       return `the tool-call budget (${budget.toolCalls}) is spent`;
     }
     return undefined;
   }
 
-  async function finish(state: TurnState, finalKind: FinalKind, finalMessage: string, pending?: TurnResult['pending']): Promise<TurnResult> {
+  async function finish(
+    state: TurnState,
+    finalKind: FinalKind,
+    finalMessage: string,
+    pending?: TurnResult['pending'],
+  ): Promise<TurnResult> {
     const result: TurnResult = {
       turnId: state.turnId,
       finalKind,
@@ -297,10 +353,20 @@ export function createPlanner(settings: PlannerSettings) {
   }
 
   function summarizeVerdict(verdict: ReviewVerdict): TurnLogStep['vaglio'] {
-    return { approved: verdict.approved, blocked_by: verdict.blocked_by, score: verdict.score, reason: verdict.reason };
+    return {
+      approved: verdict.approved,
+      blocked_by: verdict.blocked_by,
+      score: verdict.score,
+      reason: verdict.reason,
+    };
   }
 
-  async function invoke(state: TurnState, executor: VerifiedExecutor, args: unknown, signal?: AbortSignal): Promise<ExecutorResult> {
+  async function invoke(
+    state: TurnState,
+    executor: VerifiedExecutor,
+    args: unknown,
+    signal?: AbortSignal,
+  ): Promise<ExecutorResult> {
     const attempts = executor.manifest.contract.idempotent ? (settings.retry?.attempts ?? 3) : 1;
     const base = settings.retry?.baseDelayMs ?? 250;
     for (let attempt = 1; ; attempt++) {
@@ -318,35 +384,90 @@ export function createPlanner(settings: PlannerSettings) {
     }
   }
 
-  function storeLarge(state: TurnState, observation: Record<string, unknown>, executor: string): Record<string, unknown> {
+  function storeLarge(
+    state: TurnState,
+    observation: Record<string, unknown>,
+    executor: string,
+  ): Record<string, unknown> {
     const serialized = JSON.stringify(observation);
-    if (Buffer.byteLength(serialized) <= SCRATCHPAD_THRESHOLD_BYTES || executor === SCRATCHPAD_READ_TOOL.name) return observation;
+    if (Buffer.byteLength(serialized) <= SCRATCHPAD_THRESHOLD_BYTES || executor === SCRATCHPAD_READ_TOOL.name)
+      return observation;
     const content = observation.content ?? observation;
     const metadata = (observation.metadata as Record<string, unknown> | undefined) ?? {};
     return { ...settings.scratchpad.put(state.turnId, content, { ...metadata, executor }) };
   }
 
   /** Runs one tool call in local mode. Returns a final result when the turn must end. */
-  async function runToolCall(state: TurnState, call: ToolCall, approved: boolean, signal?: AbortSignal): Promise<TurnResult | { observation: Record<string, unknown> }> {
+  async function runToolCall(
+    state: TurnState,
+    call: ToolCall,
+    approved: boolean,
+    signal?: AbortSignal,
+  ): Promise<TurnResult | { observation: Record<string, unknown> }> {
     const base = { tokens_in: 0, tokens_out: 0, latency_ms: 0, raw_args: call.args, sandbox: null };
     const hardened = hardenArgs(call.args);
-    if (call.name === SCRATCHPAD_READ_TOOL.name && settings.scratchpad.count(state.turnId) > 0 && hardened.ok) {
-      const args = hardened.args as { scratchpad_id?: string; mode?: string; chars?: number; start?: number; end?: number };
-      const how = { mode: args.mode ?? 'head', chars: args.chars, start: args.start ?? 0, end: args.end ?? 0 } as ScratchpadReadMode;
-      const read = typeof args.scratchpad_id === 'string' ? settings.scratchpad.read(state.turnId, args.scratchpad_id, how) : undefined;
+    if (
+      call.name === SCRATCHPAD_READ_TOOL.name &&
+      settings.scratchpad.count(state.turnId) > 0 &&
+      hardened.ok
+    ) {
+      const args = hardened.args as {
+        scratchpad_id?: string;
+        mode?: string;
+        chars?: number;
+        start?: number;
+        end?: number;
+      };
+      const how = {
+        mode: args.mode ?? 'head',
+        chars: args.chars,
+        start: args.start ?? 0,
+        end: args.end ?? 0,
+      } as ScratchpadReadMode;
+      const read =
+        typeof args.scratchpad_id === 'string'
+          ? settings.scratchpad.read(state.turnId, args.scratchpad_id, how)
+          : undefined;
       const observation = read
         ? { ok: true, content: read.content, metadata: { total_chars: read.total_chars } }
-        : { ok: false, error: { class: 'NotFound', message: 'no scratchpad entry with that id in this turn' } };
-      return { observation: record(state, { ...base, tool: call.name, resolved_args: args, validation: 'ok', vaglio: null, result: observation.ok ? 'ok' : 'NotFound', observation }) };
+        : {
+            ok: false,
+            error: { class: 'NotFound', message: 'no scratchpad entry with that id in this turn' },
+          };
+      return {
+        observation: record(state, {
+          ...base,
+          tool: call.name,
+          resolved_args: args,
+          validation: 'ok',
+          vaglio: null,
+          result: observation.ok ? 'ok' : 'NotFound',
+          observation,
+        }),
+      };
     }
     const executor = state.candidates.find((candidate) => candidate.name === call.name);
     if (!executor || !hardened.ok) {
       const observation = { ok: false, error: { class: 'ToolUnavailable', message: TOOL_UNAVAILABLE } };
-      return { observation: record(state, { ...base, tool: null, resolved_args: null, validation: 'rejected', vaglio: null, result: 'tool unavailable', observation }) };
+      return {
+        observation: record(state, {
+          ...base,
+          tool: null,
+          resolved_args: null,
+          validation: 'rejected',
+          vaglio: null,
+          result: 'tool unavailable',
+          observation,
+        }),
+      };
     }
     const used = state.calls.get(executor.name) ?? 0;
     if (used >= capSame) {
-      return finish(state, 'cap_same_executor', `I stopped: ${executor.name} was already called ${used} times in this turn (limit ${capSame}). ${lastUsefulText(state)}`.trim());
+      return finish(
+        state,
+        'cap_same_executor',
+        `I stopped: ${executor.name} was already called ${used} times in this turn (limit ${capSame}). ${lastUsefulText(state)}`.trim(),
+      );
     }
     let resolved: unknown;
     try {
@@ -354,7 +475,17 @@ export function createPlanner(settings: PlannerSettings) {
     } catch (error) {
       if (!PipingError.isInstance(error)) throw error;
       const observation = { ok: false, error: { class: 'BadReference', message: error.message } };
-      return { observation: record(state, { ...base, tool: executor.name, resolved_args: null, validation: 'rejected', vaglio: null, result: 'BadReference', observation }) };
+      return {
+        observation: record(state, {
+          ...base,
+          tool: executor.name,
+          resolved_args: null,
+          validation: 'rejected',
+          vaglio: null,
+          result: 'BadReference',
+          observation,
+        }),
+      };
     }
     const target = (resolved as Record<string, unknown>).path ?? (resolved as Record<string, unknown>).url;
     if (guarded.has(executor.name) && typeof target === 'string') {
@@ -366,7 +497,17 @@ export function createPlanner(settings: PlannerSettings) {
           content: `You already have this data at step ${earlier}. Use it and give the final answer.`,
           metadata: { duplicate_of_step: earlier },
         };
-        return { observation: record(state, { ...base, tool: executor.name, resolved_args: resolved, validation: 'skipped', vaglio: null, result: 'duplicate', observation }) };
+        return {
+          observation: record(state, {
+            ...base,
+            tool: executor.name,
+            resolved_args: resolved,
+            validation: 'skipped',
+            vaglio: null,
+            result: 'duplicate',
+            observation,
+          }),
+        };
       }
     }
     const reviewCall = reviewed(state, executor, resolved);
@@ -375,7 +516,17 @@ export function createPlanner(settings: PlannerSettings) {
       const check = await settings.approvals.check(state.waiting.approvalId, reviewCall);
       if (!check.ok) {
         const observation = { ok: false, error: { class: 'ApprovalInvalid', message: check.reason } };
-        return { observation: record(state, { ...base, tool: executor.name, resolved_args: resolved, validation: 'ok', vaglio: null, result: 'ApprovalInvalid', observation }) };
+        return {
+          observation: record(state, {
+            ...base,
+            tool: executor.name,
+            resolved_args: resolved,
+            validation: 'ok',
+            vaglio: null,
+            result: 'ApprovalInvalid',
+            observation,
+          }),
+        };
       }
       verdict = { approved: true, reason: 'approved by the user', score: 1, blocked_by: null };
     } else {
@@ -387,11 +538,30 @@ export function createPlanner(settings: PlannerSettings) {
           state,
           'pending_approval',
           `${executor.name} has side effects and cannot be undone automatically; it needs your approval before it runs.`,
-          { approvalId: verdict.pending.id, callHash: verdict.pending.callHash, expiresAt: verdict.pending.expiresAt, executor: executor.name, args: resolved },
+          {
+            approvalId: verdict.pending.id,
+            callHash: verdict.pending.callHash,
+            expiresAt: verdict.pending.expiresAt,
+            executor: executor.name,
+            args: resolved,
+          },
         );
       }
-      const observation = { ok: false, error: { class: 'Blocked', message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}` } };
-      return { observation: record(state, { ...base, tool: executor.name, resolved_args: resolved, validation: 'ok', vaglio: summarizeVerdict(verdict), result: 'Blocked', observation }) };
+      const observation = {
+        ok: false,
+        error: { class: 'Blocked', message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}` },
+      };
+      return {
+        observation: record(state, {
+          ...base,
+          tool: executor.name,
+          resolved_args: resolved,
+          validation: 'ok',
+          vaglio: summarizeVerdict(verdict),
+          result: 'Blocked',
+          observation,
+        }),
+      };
     }
     state.calls.set(executor.name, used + 1);
     const started = performance.now();
@@ -425,11 +595,16 @@ export function createPlanner(settings: PlannerSettings) {
 
   function tools(state: TurnState): ToolSpec[] {
     const specs = state.candidates.map(toolSpec);
-    if (settings.scratchpad.count(state.turnId) > 0) specs.push({ ...SCRATCHPAD_READ_TOOL, parameters: { ...SCRATCHPAD_READ_TOOL.parameters } });
+    if (settings.scratchpad.count(state.turnId) > 0)
+      specs.push({ ...SCRATCHPAD_READ_TOOL, parameters: { ...SCRATCHPAD_READ_TOOL.parameters } });
     return specs;
   }
 
-  async function localLoop(state: TurnState, signal?: AbortSignal, resumeApproved = false): Promise<TurnResult> {
+  async function localLoop(
+    state: TurnState,
+    signal?: AbortSignal,
+    resumeApproved = false,
+  ): Promise<TurnResult> {
     const model = models[settings.tiers?.local ?? 'fast'];
     const system = [BASE_PROMPT, settings.systemPrompt].filter(Boolean).join('\n\n');
     if (state.waiting) {
@@ -437,18 +612,33 @@ export function createPlanner(settings: PlannerSettings) {
       const outcome = await runToolCall(state, call, resumeApproved, signal);
       state.waiting = undefined;
       if ('finalKind' in outcome) return outcome;
-      state.history.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: JSON.stringify(outcome.observation) });
+      state.history.push({
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: JSON.stringify(outcome.observation),
+      });
       for (const sibling of rest) {
         const next = await runToolCall(state, sibling, false, signal);
         if ('finalKind' in next) return next;
-        state.history.push({ role: 'tool', toolCallId: sibling.id, toolName: sibling.name, content: JSON.stringify(next.observation) });
+        state.history.push({
+          role: 'tool',
+          toolCallId: sibling.id,
+          toolName: sibling.name,
+          content: JSON.stringify(next.observation),
+        });
       }
     }
     for (;;) {
       const budget = overBudget(state);
-      if (budget) return finish(state, 'budget', `I stopped because ${budget}. ${lastUsefulText(state)}`.trim());
+      if (budget)
+        return finish(state, 'budget', `I stopped because ${budget}. ${lastUsefulText(state)}`.trim());
       if (state.steps.length >= capSteps) {
-        return finish(state, 'cap_steps', `I stopped after ${capSteps} steps without a final answer. ${lastUsefulText(state)}`.trim());
+        return finish(
+          state,
+          'cap_steps',
+          `I stopped after ${capSteps} steps without a final answer. ${lastUsefulText(state)}`.trim(),
+        );
       }
       let response: ChatResponse;
       try {
@@ -468,7 +658,11 @@ export function createPlanner(settings: PlannerSettings) {
       for (let index = 0; index < queue.length; index++) {
         const call = queue[index]!;
         if (state.steps.length >= capSteps) {
-          return finish(state, 'cap_steps', `I stopped after ${capSteps} steps without a final answer. ${lastUsefulText(state)}`.trim());
+          return finish(
+            state,
+            'cap_steps',
+            `I stopped after ${capSteps} steps without a final answer. ${lastUsefulText(state)}`.trim(),
+          );
         }
         const outcome = await runToolCall(state, call, false, signal);
         if ('finalKind' in outcome) {
@@ -480,16 +674,27 @@ export function createPlanner(settings: PlannerSettings) {
         const lastStep = state.steps.at(-1)!;
         lastStep.tokens_in = index === 0 ? response.usage.inputTokens : 0;
         lastStep.tokens_out = index === 0 ? response.usage.outputTokens : 0;
-        state.history.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: JSON.stringify(outcome.observation) });
+        state.history.push({
+          role: 'tool',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: JSON.stringify(outcome.observation),
+        });
       }
     }
   }
 
-  async function onlinePlan(state: TurnState, signal?: AbortSignal, resumeApproved = false): Promise<TurnResult> {
+  async function onlinePlan(
+    state: TurnState,
+    signal?: AbortSignal,
+    resumeApproved = false,
+  ): Promise<TurnResult> {
     if (!state.plan) {
       const model = models[settings.tiers?.online ?? 'wise'];
       const catalogText = state.candidates.map((executor) => JSON.stringify(toolSpec(executor))).join('\n');
-      const system = [BASE_PROMPT, ONLINE_PROMPT, `Tools:\n${catalogText}`, settings.systemPrompt].filter(Boolean).join('\n\n');
+      const system = [BASE_PROMPT, ONLINE_PROMPT, `Tools:\n${catalogText}`, settings.systemPrompt]
+        .filter(Boolean)
+        .join('\n\n');
       let response: ChatResponse;
       try {
         response = await callModel(model, state, [], system, signal);
@@ -500,20 +705,46 @@ export function createPlanner(settings: PlannerSettings) {
       const parsed = parsePlanText(response.text);
       if (!parsed.ok) return finish(state, 'error', `I could not use the model's plan: ${parsed.reason}.`);
       if (parsed.plan.steps.length > capSteps) {
-        return finish(state, 'cap_steps', `The plan has ${parsed.plan.steps.length} steps; the limit is ${capSteps}.`);
+        return finish(
+          state,
+          'cap_steps',
+          `The plan has ${parsed.plan.steps.length} steps; the limit is ${capSteps}.`,
+        );
       }
       state.plan = { ...parsed.plan, next: 0 };
       for (const [index, step] of parsed.plan.steps.entries()) {
         const executor = state.candidates.find((candidate) => candidate.name === step.tool);
-        if (!executor) return finish(state, 'error', `The plan uses a tool that is not available (step ${index + 1}): ${TOOL_UNAVAILABLE}.`);
+        if (!executor)
+          return finish(
+            state,
+            'error',
+            `The plan uses a tool that is not available (step ${index + 1}): ${TOOL_UNAVAILABLE}.`,
+          );
         const hardened = hardenArgs(step.args);
-        if (!hardened.ok) return finish(state, 'error', `The plan's step ${index + 1} has unusable arguments: ${hardened.reason}.`);
+        if (!hardened.ok)
+          return finish(
+            state,
+            'error',
+            `The plan's step ${index + 1} has unusable arguments: ${hardened.reason}.`,
+          );
         step.args = hardened.args;
         const bad = referencedSteps(step.args).find((number) => number < 1 || number > index);
-        if (bad !== undefined) return finish(state, 'error', `The plan's step ${index + 1} refers to step ${bad}, which does not run before it.`);
-        const verdict = await settings.reviewer.evaluate({ ...reviewed(state, executor, step.args), stepIndex: index + 1 }, { home, workspace: settings.workspace });
+        if (bad !== undefined)
+          return finish(
+            state,
+            'error',
+            `The plan's step ${index + 1} refers to step ${bad}, which does not run before it.`,
+          );
+        const verdict = await settings.reviewer.evaluate(
+          { ...reviewed(state, executor, step.args), stepIndex: index + 1 },
+          { home, workspace: settings.workspace },
+        );
         if (!verdict.approved && verdict.blocked_by !== 'confirmation') {
-          return finish(state, 'error', `The plan was blocked by the ${verdict.blocked_by} at step ${index + 1} (${executor.name}): ${verdict.reason}`);
+          return finish(
+            state,
+            'error',
+            `The plan was blocked by the ${verdict.blocked_by} at step ${index + 1} (${executor.name}): ${verdict.reason}`,
+          );
         }
       }
     }
@@ -521,26 +752,45 @@ export function createPlanner(settings: PlannerSettings) {
     for (; plan.next < plan.steps.length; plan.next++) {
       const step = plan.steps[plan.next]!;
       const usedBefore = state.steps.length;
-      const outcome = await runToolCall(state, { id: `plan-${plan.next + 1}`, name: step.tool, args: step.args }, resumeApproved, signal);
+      const outcome = await runToolCall(
+        state,
+        { id: `plan-${plan.next + 1}`, name: step.tool, args: step.args },
+        resumeApproved,
+        signal,
+      );
       resumeApproved = false;
       state.waiting = undefined;
       if ('finalKind' in outcome) {
-        if (outcome.finalKind === 'pending_approval') state.waiting = { call: { id: `plan-${plan.next + 1}`, name: step.tool, args: step.args }, rest: [], approvalId: outcome.pending!.approvalId };
+        if (outcome.finalKind === 'pending_approval')
+          state.waiting = {
+            call: { id: `plan-${plan.next + 1}`, name: step.tool, args: step.args },
+            rest: [],
+            approvalId: outcome.pending!.approvalId,
+          };
         return outcome;
       }
       if (state.steps.length === usedBefore || outcome.observation.ok !== true) {
         const error = outcome.observation.error as { class?: string; message?: string } | undefined;
-        return finish(state, 'error', `Step ${plan.next + 1} (${step.tool}) failed: ${error?.message ?? 'unknown error'}`);
+        return finish(
+          state,
+          'error',
+          `Step ${plan.next + 1} (${step.tool}) failed: ${error?.message ?? 'unknown error'}`,
+        );
       }
       const budget = overBudget(state);
-      if (budget) return finish(state, 'budget', `I stopped because ${budget}. ${lastUsefulText(state)}`.trim());
+      if (budget)
+        return finish(state, 'budget', `I stopped because ${budget}. ${lastUsefulText(state)}`.trim());
     }
-    if (plan.answer && plan.answer.trim()) {
+    if (plan.answer?.trim()) {
       try {
         return finish(state, 'answer', String(resolveReferences(plan.answer, state.observations)));
       } catch (error) {
         if (!PipingError.isInstance(error)) throw error;
-        return finish(state, 'error', `The plan's answer refers to something that does not exist: ${error.message}`);
+        return finish(
+          state,
+          'error',
+          `The plan's answer refers to something that does not exist: ${error.message}`,
+        );
       }
     }
     return finish(state, 'answer', lastUsefulText(state).replace(/^Last result: /, '') || 'Done.');
@@ -553,16 +803,24 @@ export function createPlanner(settings: PlannerSettings) {
     const lowered = request.toLowerCase();
     if (rules.escalateOnKeywords?.some((word) => lowered.includes(word.toLowerCase()))) return 'online';
     const top = state.candidates.slice(0, 3);
-    if (rules.escalateOnCapabilities?.some((capability) => top.some((executor) => executor.manifest.executor.capabilities.includes(capability)))) {
+    if (
+      rules.escalateOnCapabilities?.some((capability) =>
+        top.some((executor) => executor.manifest.executor.capabilities.includes(capability)),
+      )
+    ) {
       return 'online';
     }
-    if (rules.escalateBelowConfidence !== undefined && confidence < rules.escalateBelowConfidence) return 'online';
+    if (rules.escalateBelowConfidence !== undefined && confidence < rules.escalateBelowConfidence)
+      return 'online';
     return 'local';
   }
 
   return {
     /** Runs one turn for a request. Always resolves. */
-    async runTurn(request: string, options: { signal?: AbortSignal; turnId?: string } = {}): Promise<TurnResult> {
+    async runTurn(
+      request: string,
+      options: { signal?: AbortSignal; turnId?: string } = {},
+    ): Promise<TurnResult> {
       const catalog = settings.catalog.executors();
       const state: TurnState = {
         turnId: options.turnId ?? ids(),
@@ -581,19 +839,34 @@ export function createPlanner(settings: PlannerSettings) {
         costUsd: undefined,
       };
       if (catalog.length === 0) {
-        return finish(state, 'error', 'I have no executors to work with (empty catalog): add or re-sign executors, then run `metnos executor list`.');
+        return finish(
+          state,
+          'error',
+          'I have no executors to work with (empty catalog): add or re-sign executors, then run `metnos executor list`.',
+        );
       }
       const ranked = prefilter(
         request,
-        catalog.map((executor) => ({ name: executor.name, summary: executor.manifest.executor.summary, affinity: executor.manifest.executor.affinity, executor })),
+        catalog.map((executor) => ({
+          name: executor.name,
+          summary: executor.manifest.executor.summary,
+          affinity: executor.manifest.executor.affinity,
+          executor,
+        })),
         settings.prefilter,
       );
       state.candidates = ranked.candidates.map((candidate) => candidate.entry.executor);
       state.routedMode = route(request, state, ranked.confidence);
       try {
-        return state.routedMode === 'online' ? await onlinePlan(state, options.signal) : await localLoop(state, options.signal);
+        return state.routedMode === 'online'
+          ? await onlinePlan(state, options.signal)
+          : await localLoop(state, options.signal);
       } catch (error) {
-        return finish(state, 'error', `Something went wrong inside the planner: ${(error as Error)?.message ?? String(error)}`);
+        return finish(
+          state,
+          'error',
+          `Something went wrong inside the planner: ${(error as Error)?.message ?? String(error)}`,
+        );
       }
     },
 
@@ -620,9 +893,15 @@ export function createPlanner(settings: PlannerSettings) {
         return finish(state, 'answer', `Cancelled: ${call.name} did not run because you did not approve it.`);
       }
       try {
-        return state.routedMode === 'online' ? await onlinePlan(state, options.signal, true) : await localLoop(state, options.signal, true);
+        return state.routedMode === 'online'
+          ? await onlinePlan(state, options.signal, true)
+          : await localLoop(state, options.signal, true);
       } catch (error) {
-        return finish(state, 'error', `Something went wrong inside the planner: ${(error as Error)?.message ?? String(error)}`);
+        return finish(
+          state,
+          'error',
+          `Something went wrong inside the planner: ${(error as Error)?.message ?? String(error)}`,
+        );
       }
     },
 

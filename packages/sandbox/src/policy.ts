@@ -165,7 +165,8 @@ export interface ArgumentCheckContext {
  */
 export function textKeysOf(inputSchema: unknown): Set<string> {
   const keys = new Set<string>();
-  const properties = (inputSchema as { properties?: Record<string, { format?: unknown }> } | undefined)?.properties;
+  const properties = (inputSchema as { properties?: Record<string, { format?: unknown }> } | undefined)
+    ?.properties;
   if (properties === null || typeof properties !== 'object') return keys;
   for (const [name, property] of Object.entries(properties)) {
     if (property !== null && typeof property === 'object' && property.format === 'text') keys.add(name);

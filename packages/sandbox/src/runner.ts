@@ -237,7 +237,13 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       for (const part of executor.manifest.contract.input_schema.split('#/')[1]?.split('/') ?? []) {
         inputSchema = (inputSchema as Record<string, unknown> | undefined)?.[part];
       }
-      const violation = checkArguments(args, { profile, forbidden, workspace, home, textKeys: textKeysOf(inputSchema) });
+      const violation = checkArguments(args, {
+        profile,
+        forbidden,
+        workspace,
+        home,
+        textKeys: textKeysOf(inputSchema),
+      });
       if (violation)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
 

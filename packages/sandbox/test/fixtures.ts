@@ -86,7 +86,12 @@ export interface Lab {
   /** Writes, signs and wraps an executor; `capabilities` edits the manifest before signing. */
   executor(
     name: string,
-    options: { code?: string; profile?: ProfileSpec; capabilities?: string[]; schema?: Record<string, unknown> },
+    options: {
+      code?: string;
+      profile?: ProfileSpec;
+      capabilities?: string[];
+      schema?: Record<string, unknown>;
+    },
     runner: ExecutorRunner,
   ): Promise<ReturnType<typeof createBirthHarness>>;
 }

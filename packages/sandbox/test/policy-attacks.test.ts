@@ -132,7 +132,9 @@ describe('policy-time refusals (no process starts)', () => {
     );
     expect(entries.length).toBeGreaterThanOrEqual(10);
     expect(
-      entries.every((entry) => entry.event === 'policy_violation' && ['marker', 'textual'].includes(entry.executor)),
+      entries.every(
+        (entry) => entry.event === 'policy_violation' && ['marker', 'textual'].includes(entry.executor),
+      ),
     ).toBe(true);
     expect(entries.map((entry) => entry.rule)).toContain('hardlink-to-secret');
   });

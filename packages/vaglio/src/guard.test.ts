@@ -97,7 +97,6 @@ describe('guard: forbidden paths', () => {
         expect(blockedRule({ path: encodeURIComponent(absolute).replace(/%2F/g, '%252F') })).toBe(rule);
       });
       if (home !== undefined) {
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
         it('is refused in its ~, $HOME and ${HOME} forms', () => {
           expect(blockedRule({ path: `~/${home}` })).toBe(rule);
           expect(blockedRule({ path: `$HOME/${home}` })).toBe(rule);
@@ -218,7 +217,6 @@ describe('guard: destructive commands (code:exec only)', () => {
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/*' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf $HOME' }],
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf "${HOME}"/*' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf /home/ada' }],
     ['rm -r on /, ~ or a system folder', { command: 'rm -rf ~/..' }],

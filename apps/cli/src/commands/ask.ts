@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
 import { createAuditLog, createCatalog, createInvoker } from '@metnos/executor-sdk';
@@ -16,7 +16,7 @@ import {
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
-import { type CliIo, CliFailure } from '../output.ts';
+import { CliFailure, type CliIo } from '../output.ts';
 import { type CliPlace, resolvePlace, trustedKeys } from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
@@ -42,7 +42,9 @@ async function loadEmbedder(config: AppConfig): Promise<EngineEmbedder> {
   if (modelDir && typeof autopath.createOnnxEmbedder === 'function') {
     return (autopath.createOnnxEmbedder as (settings: { modelDir: string }) => EngineEmbedder)({ modelDir });
   }
-  const factory = (autopath.createDefaultEmbedder ?? autopath.createHashingEmbedder) as (() => EngineEmbedder) | undefined;
+  const factory = (autopath.createDefaultEmbedder ?? autopath.createHashingEmbedder) as
+    | (() => EngineEmbedder)
+    | undefined;
   if (typeof factory !== 'function') throw new CliFailure('@metnos/autopath provides no default embedder');
   return factory();
 }
@@ -83,10 +85,18 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
       const catalog = createCatalog({ root: place.executors, trustedKeys: keys });
       await catalog.load();
       const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
-      const invoker = createInvoker({ catalog, runner, audit: createAuditLog({ workspace: place.workspace }) });
+      const invoker = createInvoker({
+        catalog,
+        runner,
+        audit: createAuditLog({ workspace: place.workspace }),
+      });
       const models = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
       const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
-      const vaglio = createVaglio({ threshold: config.vaglio?.threshold, log: { dir: join(data, 'vaglio') }, approvals });
+      const vaglio = createVaglio({
+        threshold: config.vaglio?.threshold,
+        log: { dir: join(data, 'vaglio') },
+        approvals,
+      });
       return { catalog, invoker, models, vaglio };
     },
   };
@@ -114,7 +124,8 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
   const { config, data, place } = context;
   const engineKind = values.engine ?? config.runtime.engine;
-  if (engineKind !== 'learning' && engineKind !== 'loop') throw new CliFailure(`--engine must be learning or loop`, 2);
+  if (engineKind !== 'learning' && engineKind !== 'loop')
+    throw new CliFailure(`--engine must be learning or loop`, 2);
   const parts = await context.build();
 
   if (engineKind === 'learning') {
@@ -139,14 +150,20 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
           fastpathThreshold: config.runtime.memory?.fastpath_threshold,
           autopathThreshold: config.runtime.memory?.autopath_threshold,
         },
-        approved: async (call) => values.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+        approved: async (call) =>
+          values.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
       });
       const result = await engine.runTurn(request);
       if (values.json) io.out(JSON.stringify(result, null, 2));
       else {
         io.out(result.finalMessage);
-        if (result.pending) io.out(`(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`);
-        io.out(`— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms · turn ${result.turnId}`);
+        if (result.pending)
+          io.out(
+            `(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`,
+          );
+        io.out(
+          `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms · turn ${result.turnId}`,
+        );
       }
       return result.finalKind === 'answer' ? 0 : 1;
     } finally {
@@ -174,7 +191,10 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
         escalateOnCapabilities: hybrid.escalate_on_capabilities,
         escalateBelowConfidence: hybrid.escalate_below_confidence,
       },
-      caps: config.runtime.caps && { steps: config.runtime.caps.steps, sameExecutor: config.runtime.caps.same_executor },
+      caps: config.runtime.caps && {
+        steps: config.runtime.caps.steps,
+        sameExecutor: config.runtime.caps.same_executor,
+      },
       budget: config.runtime.budget && {
         toolCalls: config.runtime.budget.tool_calls,
         tokens: config.runtime.budget.tokens,
@@ -185,7 +205,8 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
     let result = await planner.runTurn(request);
     while (result.finalKind === 'pending_approval' && result.pending) {
       const pending = result.pending;
-      const yes = values.yes || (await confirm(io, `Run ${pending.executor} with ${JSON.stringify(pending.args)}?`));
+      const yes =
+        values.yes || (await confirm(io, `Run ${pending.executor} with ${JSON.stringify(pending.args)}?`));
       if (yes) {
         const executor = parts.catalog.get(pending.executor)!;
         await parts.vaglio.approvals.approve(pending.approvalId, {
@@ -207,7 +228,9 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
     if (values.json) io.out(JSON.stringify(result, null, 2));
     else {
       io.out(result.finalMessage);
-      io.out(`— ${result.routedMode} loop · ${result.finalKind} · ${result.steps.length} step(s) · turn ${result.turnId}`);
+      io.out(
+        `— ${result.routedMode} loop · ${result.finalKind} · ${result.steps.length} step(s) · turn ${result.turnId}`,
+      );
     }
     return result.finalKind === 'answer' ? 0 : 1;
   } finally {

@@ -13,7 +13,7 @@ import {
   VerificationError,
   verifyExecutor,
 } from '@metnos/executor-sdk';
-import { type CliIo, CliFailure, table } from '../output.ts';
+import { CliFailure, type CliIo, table } from '../output.ts';
 import { type CliPlace, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
 
 export const EXECUTOR_HELP = `metnos executor — author, sign, verify and run executors
@@ -56,7 +56,9 @@ function parseJson(text: string, what: string): unknown {
 async function openCatalog(place: CliPlace, ledger: 'update' | 'check' = 'update') {
   const keys = await trustedKeys(place, place.executors);
   if (keys.length === 0) {
-    throw new CliFailure('no trusted keys: run `metnos keys init`, `metnos keys trust <file.pub>`, or list keys in metnos.toml');
+    throw new CliFailure(
+      'no trusted keys: run `metnos keys init`, `metnos keys trust <file.pub>`, or list keys in metnos.toml',
+    );
   }
   const catalog = createCatalog({ root: place.executors, trustedKeys: keys, ledger });
   const report = await catalog.load();
@@ -100,14 +102,18 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
       if (!target) throw new CliFailure('usage: metnos executor new <name> [--in <dir>]', 2);
       const parent = values.in ? userPath(place, values.in) : place.config ? place.executors : place.cwd;
       const dir = await scaffoldExecutor({ parent, name: target });
-      io.out(`created ${dir}\n  next: metnos executor sign ${dir}\n        metnos executor test ${dir}\n        metnos executor run ${target} --args '{"name":"Ada"}'`);
+      io.out(
+        `created ${dir}\n  next: metnos executor sign ${dir}\n        metnos executor test ${dir}\n        metnos executor run ${target} --args '{"name":"Ada"}'`,
+      );
       return 0;
     }
     case 'sign': {
       if (!target) throw new CliFailure('usage: metnos executor sign <dir> [--key <name>]', 2);
       const key = await createKeyStore({ configDir: values['config-dir'] }).load(values.key);
       const result = await signExecutor(userPath(place, target), key);
-      io.out(`signed ${result.name}@${result.version} with ${result.keyId}\n  profile.lock ${result.profileLock}`);
+      io.out(
+        `signed ${result.name}@${result.version} with ${result.keyId}\n  profile.lock ${result.profileLock}`,
+      );
       return 0;
     }
     case 'verify': {
@@ -120,7 +126,9 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
           return 0;
         } catch (error) {
           if (!VerificationError.isInstance(error)) throw error;
-          io.err(`FAIL  ${dir}\n  reason: ${error.reason}${error.artefact ? `\n  artefact: ${error.artefact}` : ''}\n  ${error.message}`);
+          io.err(
+            `FAIL  ${dir}\n  reason: ${error.reason}${error.artefact ? `\n  artefact: ${error.artefact}` : ''}\n  ${error.message}`,
+          );
           return 1;
         }
       }
@@ -130,7 +138,9 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
         const report = await catalog.load();
         for (const executor of report.loaded) io.out(`ok    ${executor.name}@${executor.version}`);
         for (const entry of report.quarantined) {
-          io.err(`FAIL  ${entry.name}@${entry.version ?? '?'}  ${entry.reason}${entry.artefact ? ` (${entry.artefact})` : ''}: ${entry.message}`);
+          io.err(
+            `FAIL  ${entry.name}@${entry.version ?? '?'}  ${entry.reason}${entry.artefact ? ` (${entry.artefact})` : ''}: ${entry.message}`,
+          );
         }
         io.out(`${report.loaded.length} valid, ${report.quarantined.length} refused`);
         return report.quarantined.length === 0 && report.loaded.length > 0 ? 0 : 1;
@@ -162,7 +172,9 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
     case 'run': {
       if (!target) throw new CliFailure(`usage: metnos executor run <name> --args '<json>'`, 2);
       const args = parseJson(values.args ?? '{}', '--args');
-      const config = values.config ? (parseJson(values.config, '--config') as Record<string, unknown>) : undefined;
+      const config = values.config
+        ? (parseJson(values.config, '--config') as Record<string, unknown>)
+        : undefined;
       const { catalog } = await openCatalog(place);
       const audit = createAuditLog({ workspace: place.workspace });
       const invoker = createInvoker({ catalog, runner: await sandboxRunner(), audit });

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createKeyStore, createTrustStore, readPublicKey } from '@metnos/executor-sdk';
-import { type CliIo, CliFailure, table } from '../output.ts';
+import { CliFailure, type CliIo, table } from '../output.ts';
 import { resolvePlace, userPath } from '../workspace.ts';
 
 export const KEYS_HELP = `metnos keys — manage signing keys and trusted public keys
@@ -39,14 +39,20 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
     case 'init': {
       const key = await store.create(values.name);
       await trust.add(key);
-      io.out(`created key "${values.name}" ${key.keyId}\n  secret: ${store.dir}/${values.name}.key (mode 0600)\n  public: ${store.dir}/${values.name}.pub\n  added to your trust list ${trust.path}`);
+      io.out(
+        `created key "${values.name}" ${key.keyId}\n  secret: ${store.dir}/${values.name}.key (mode 0600)\n  public: ${store.dir}/${values.name}.pub\n  added to your trust list ${trust.path}`,
+      );
       return 0;
     }
     case 'list': {
       const keys = await store.list();
       const trusted = await trust.list();
       const place = await resolvePlace({ configDir: values['config-dir'] });
-      io.out(keys.length === 0 ? 'no key pairs (run `metnos keys init`)' : table([['NAME', 'KEY ID'], ...keys.map((key) => [key.name, key.keyId])]));
+      io.out(
+        keys.length === 0
+          ? 'no key pairs (run `metnos keys init`)'
+          : table([['NAME', 'KEY ID'], ...keys.map((key) => [key.name, key.keyId])]),
+      );
       io.out('\ntrusted keys:');
       const rows = [['KEY ID', 'FROM']];
       for (const key of trusted) rows.push([key.keyId, trust.path]);

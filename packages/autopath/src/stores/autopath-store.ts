@@ -112,7 +112,13 @@ export interface AutopathEntry {
 }
 
 /** Composite score: Laplace success rate, nudged by feedback, discounted by latency. */
-export function compositeScore(row: { uses: number; successes: number; feedbackUp: number; feedbackDown: number; totalLatencyMs: number }): number {
+export function compositeScore(row: {
+  uses: number;
+  successes: number;
+  feedbackUp: number;
+  feedbackDown: number;
+  totalLatencyMs: number;
+}): number {
   const rate = (row.successes + 1) / (row.uses + 2);
   const feedback = Math.max(0.5, Math.min(1.5, 1 + 0.1 * (row.feedbackUp - row.feedbackDown)));
   const averageLatency = row.uses > 0 ? row.totalLatencyMs / row.uses : 0;
@@ -147,7 +153,9 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry {
  * const cluster = store.assignCluster(vector);
  * store.recordSuccess({ clusterId: cluster.id, intentHash, planHash, template, slots, tools, latencyMs: 120 });
  */
-export function createAutopathStore(location: StoreLocation & { rules?: AutopathRules; clock?: () => Date; ids?: () => string }) {
+export function createAutopathStore(
+  location: StoreLocation & { rules?: AutopathRules; clock?: () => Date; ids?: () => string },
+) {
   const { client, owned } = openDatabase(location);
   client.exec(SCHEMA);
   const db = drizzle(client);
@@ -163,7 +171,11 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
 
   function rescore(id: string): void {
     const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();
-    if (row) db.update(autopaths).set({ score: compositeScore(row), updatedAt: clock().toISOString() }).where(eq(autopaths.id, id)).run();
+    if (row)
+      db.update(autopaths)
+        .set({ score: compositeScore(row), updatedAt: clock().toISOString() })
+        .where(eq(autopaths.id, id))
+        .run();
   }
 
   function settleCluster(clusterId: string): void {
@@ -174,11 +186,13 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
       if (!champion) {
         if (row.successes >= rules.promoteAfter) {
           db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
-          return settleCluster(clusterId);
+          settleCluster(clusterId);
+          return;
         }
         continue;
       }
-      if (row.successes > 0 && row.status === 'candidate') db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, row.id)).run();
+      if (row.successes > 0 && row.status === 'candidate')
+        db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, row.id)).run();
       if (row.uses >= rules.challengerMinUses && row.score > champion.score) {
         db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, champion.id)).run();
         db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
@@ -203,11 +217,16 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
         }
         norm = Math.sqrt(norm) || 1;
         for (let index = 0; index < centroid.length; index++) centroid[index] = centroid[index]! / norm;
-        db.update(clusters).set({ centroid: vectorToBlob(centroid), members }).where(eq(clusters.id, row.id)).run();
+        db.update(clusters)
+          .set({ centroid: vectorToBlob(centroid), members })
+          .where(eq(clusters.id, row.id))
+          .run();
         return { id: row.id, score: nearest.score, created: false };
       }
       const id = ids();
-      db.insert(clusters).values({ id, centroid: vectorToBlob(vector), members: 1, createdAt: clock().toISOString() }).run();
+      db.insert(clusters)
+        .values({ id, centroid: vectorToBlob(vector), members: 1, createdAt: clock().toISOString() })
+        .run();
       return { id, score: 1, created: true };
     },
     /** The cluster whose centroid is closest to the vector. */
@@ -222,49 +241,134 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
       return best;
     },
     /** Records a plan that worked for a cluster and intent; promotes per the rules. */
-    recordSuccess(input: { clusterId: string; intentHash: string; planHash: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; latencyMs: number }): AutopathEntry {
+    recordSuccess(input: {
+      clusterId: string;
+      intentHash: string;
+      planHash: string;
+      template: unknown;
+      slots: string[];
+      tools: Array<{ name: string; version: string }>;
+      latencyMs: number;
+    }): AutopathEntry {
       const now = clock().toISOString();
-      const existing = db.select().from(autopaths).where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash))).get();
+      const existing = db
+        .select()
+        .from(autopaths)
+        .where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash)))
+        .get();
       if (existing) {
         db.update(autopaths)
-          .set({ uses: existing.uses + 1, successes: existing.successes + 1, totalLatencyMs: existing.totalLatencyMs + input.latencyMs, updatedAt: now })
+          .set({
+            uses: existing.uses + 1,
+            successes: existing.successes + 1,
+            totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
+            updatedAt: now,
+          })
           .where(eq(autopaths.id, existing.id))
           .run();
         rescore(existing.id);
       } else {
         const id = ids();
         const row = {
-          id, clusterId: input.clusterId, intentHash: input.intentHash, planHash: input.planHash,
-          template: JSON.stringify(input.template), slots: JSON.stringify(input.slots), tools: JSON.stringify(input.tools),
-          uses: 1, successes: 1, failures: 0, totalLatencyMs: input.latencyMs, feedbackUp: 0, feedbackDown: 0,
-          score: 0, status: 'candidate' as const, createdAt: now, updatedAt: now,
+          id,
+          clusterId: input.clusterId,
+          intentHash: input.intentHash,
+          planHash: input.planHash,
+          template: JSON.stringify(input.template),
+          slots: JSON.stringify(input.slots),
+          tools: JSON.stringify(input.tools),
+          uses: 1,
+          successes: 1,
+          failures: 0,
+          totalLatencyMs: input.latencyMs,
+          feedbackUp: 0,
+          feedbackDown: 0,
+          score: 0,
+          status: 'candidate' as const,
+          createdAt: now,
+          updatedAt: now,
         };
-        db.insert(autopaths).values({ ...row, score: compositeScore(row) }).run();
+        db.insert(autopaths)
+          .values({ ...row, score: compositeScore(row) })
+          .run();
       }
       settleCluster(input.clusterId);
-      return toEntry(db.select().from(autopaths).where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash))).get()!);
+      return toEntry(
+        db
+          .select()
+          .from(autopaths)
+          .where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash)))
+          .get()!,
+      );
     },
     /** Records a failure; repeated failures of one plan for one intent make an anti-autopath. */
-    recordFailure(input: { intentHash: string; planHash: string; reason: string; clusterId?: string }): { anti: boolean } {
+    recordFailure(input: { intentHash: string; planHash: string; reason: string; clusterId?: string }): {
+      anti: boolean;
+    } {
       const now = clock();
-      for (const row of db.select().from(autopaths).where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash))).all()) {
-        db.update(autopaths).set({ uses: row.uses + 1, failures: row.failures + 1, updatedAt: now.toISOString() }).where(eq(autopaths.id, row.id)).run();
+      for (const row of db
+        .select()
+        .from(autopaths)
+        .where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash)))
+        .all()) {
+        db.update(autopaths)
+          .set({ uses: row.uses + 1, failures: row.failures + 1, updatedAt: now.toISOString() })
+          .where(eq(autopaths.id, row.id))
+          .run();
         rescore(row.id);
       }
-      const anti = db.select().from(antiAutopaths).where(and(eq(antiAutopaths.intentHash, input.intentHash), eq(antiAutopaths.planHash, input.planHash))).get();
+      const anti = db
+        .select()
+        .from(antiAutopaths)
+        .where(
+          and(eq(antiAutopaths.intentHash, input.intentHash), eq(antiAutopaths.planHash, input.planHash)),
+        )
+        .get();
       const failures = (anti?.failures ?? 0) + 1;
       const expiresAt = new Date(now.getTime() + rules.antiDays * 86_400_000).toISOString();
-      if (anti) db.update(antiAutopaths).set({ failures, reason: input.reason, expiresAt: failures >= rules.antiAfter ? expiresAt : anti.expiresAt }).where(eq(antiAutopaths.id, anti.id)).run();
-      else db.insert(antiAutopaths).values({ id: ids(), intentHash: input.intentHash, planHash: input.planHash, reason: input.reason, failures, expiresAt: failures >= rules.antiAfter ? expiresAt : now.toISOString(), createdAt: now.toISOString() }).run();
+      if (anti)
+        db.update(antiAutopaths)
+          .set({
+            failures,
+            reason: input.reason,
+            expiresAt: failures >= rules.antiAfter ? expiresAt : anti.expiresAt,
+          })
+          .where(eq(antiAutopaths.id, anti.id))
+          .run();
+      else
+        db.insert(antiAutopaths)
+          .values({
+            id: ids(),
+            intentHash: input.intentHash,
+            planHash: input.planHash,
+            reason: input.reason,
+            failures,
+            expiresAt: failures >= rules.antiAfter ? expiresAt : now.toISOString(),
+            createdAt: now.toISOString(),
+          })
+          .run();
       const isAnti = failures >= rules.antiAfter;
       if (isAnti) {
-        db.update(autopaths).set({ status: 'retired' }).where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash))).run();
+        db.update(autopaths)
+          .set({ status: 'retired' })
+          .where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash)))
+          .run();
       }
       return { anti: isAnti };
     },
     /** True while an unexpired anti-autopath covers this plan for this intent. */
     isAnti(intentHash: string, planHash: string): boolean {
-      const row = db.select().from(antiAutopaths).where(and(eq(antiAutopaths.intentHash, intentHash), eq(antiAutopaths.planHash, planHash), gt(antiAutopaths.expiresAt, clock().toISOString()))).get();
+      const row = db
+        .select()
+        .from(antiAutopaths)
+        .where(
+          and(
+            eq(antiAutopaths.intentHash, intentHash),
+            eq(antiAutopaths.planHash, planHash),
+            gt(antiAutopaths.expiresAt, clock().toISOString()),
+          ),
+        )
+        .get();
       return row !== undefined && row.failures >= rules.antiAfter;
     },
     /** Plans excluded for an intent (anti-autopaths in force). */
@@ -272,20 +376,31 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
       return db
         .select()
         .from(antiAutopaths)
-        .where(and(eq(antiAutopaths.intentHash, intentHash), gt(antiAutopaths.expiresAt, clock().toISOString())))
+        .where(
+          and(eq(antiAutopaths.intentHash, intentHash), gt(antiAutopaths.expiresAt, clock().toISOString())),
+        )
         .all()
         .filter((row) => row.failures >= rules.antiAfter)
         .map((row) => ({ planHash: row.planHash, reason: row.reason, expiresAt: row.expiresAt }));
     },
     /** The champion of a cluster, unless an anti-autopath excludes it. */
     champion(clusterId: string): AutopathEntry | undefined {
-      const row = db.select().from(autopaths).where(and(eq(autopaths.clusterId, clusterId), eq(autopaths.status, 'champion'))).get();
+      const row = db
+        .select()
+        .from(autopaths)
+        .where(and(eq(autopaths.clusterId, clusterId), eq(autopaths.status, 'champion')))
+        .get();
       if (!row || store.isAnti(row.intentHash, row.planHash)) return undefined;
       return toEntry(row);
     },
     /** The best champion for an exact intent hash. */
     championForIntent(intentHash: string): AutopathEntry | undefined {
-      const rows = db.select().from(autopaths).where(and(eq(autopaths.intentHash, intentHash), eq(autopaths.status, 'champion'))).orderBy(desc(autopaths.score)).all();
+      const rows = db
+        .select()
+        .from(autopaths)
+        .where(and(eq(autopaths.intentHash, intentHash), eq(autopaths.status, 'champion')))
+        .orderBy(desc(autopaths.score))
+        .all();
       const row = rows.find((candidate) => !store.isAnti(candidate.intentHash, candidate.planHash));
       return row ? toEntry(row) : undefined;
     },
@@ -293,7 +408,18 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
       return db.select().from(autopaths).all().map(toEntry);
     },
     /** Appends one observation; returns its id. */
-    observe(input: { turnId: string; request: string; intentHash?: string; planHash?: string; plan?: unknown; layer: string; latencyMs: number; vector?: Float32Array; outcome: 'success' | 'failure'; errorClass?: string }): number {
+    observe(input: {
+      turnId: string;
+      request: string;
+      intentHash?: string;
+      planHash?: string;
+      plan?: unknown;
+      layer: string;
+      latencyMs: number;
+      vector?: Float32Array;
+      outcome: 'success' | 'failure';
+      errorClass?: string;
+    }): number {
       const result = db
         .insert(observations)
         .values({
@@ -318,11 +444,24 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
      * append-only) and applies it to the autopath that served or was learned.
      */
     feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean {
-      const original = db.select().from(observations).where(eq(observations.turnId, turnId)).orderBy(desc(observations.id)).get();
+      const original = db
+        .select()
+        .from(observations)
+        .where(eq(observations.turnId, turnId))
+        .orderBy(desc(observations.id))
+        .get();
       if (!original) return false;
-      db.insert(observations).values({ ...original, id: undefined, ts: clock().toISOString(), feedback: kind }).run();
+      db.insert(observations)
+        .values({ ...original, id: undefined, ts: clock().toISOString(), feedback: kind })
+        .run();
       if (original.planHash && original.intentHash) {
-        for (const row of db.select().from(autopaths).where(and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash))).all()) {
+        for (const row of db
+          .select()
+          .from(autopaths)
+          .where(
+            and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash)),
+          )
+          .all()) {
           db.update(autopaths)
             .set(kind === 'up' ? { feedbackUp: row.feedbackUp + 1 } : { feedbackDown: row.feedbackDown + 1 })
             .where(eq(autopaths.id, row.id))
@@ -330,7 +469,12 @@ export function createAutopathStore(location: StoreLocation & { rules?: Autopath
           rescore(row.id);
           settleCluster(row.clusterId);
         }
-        if (kind !== 'up') store.recordFailure({ intentHash: original.intentHash, planHash: original.planHash, reason: `user feedback: ${kind}` });
+        if (kind !== 'up')
+          store.recordFailure({
+            intentHash: original.intentHash,
+            planHash: original.planHash,
+            reason: `user feedback: ${kind}`,
+          });
       }
       return true;
     },

@@ -93,7 +93,14 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
 
   return {
     /** Saves (or refreshes) the plan for a fingerprint. */
-    save(input: { fingerprint: string; request: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; vector?: Float32Array }): FastpathEntry {
+    save(input: {
+      fingerprint: string;
+      request: string;
+      template: unknown;
+      slots: string[];
+      tools: Array<{ name: string; version: string }>;
+      vector?: Float32Array;
+    }): FastpathEntry {
       const now = clock().toISOString();
       const existing = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get();
       const values = {
@@ -104,7 +111,17 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
         vector: input.vector ? vectorToBlob(input.vector) : null,
       };
       if (existing) db.update(fastpaths).set(values).where(eq(fastpaths.id, existing.id)).run();
-      else db.insert(fastpaths).values({ id: ids(), fingerprint: input.fingerprint, uses: 0, createdAt: now, lastUsedAt: null, ...values }).run();
+      else
+        db.insert(fastpaths)
+          .values({
+            id: ids(),
+            fingerprint: input.fingerprint,
+            uses: 0,
+            createdAt: now,
+            lastUsedAt: null,
+            ...values,
+          })
+          .run();
       cache = undefined;
       return toEntry(db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get()!);
     },
@@ -123,7 +140,10 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
     markUsed(id: string): void {
       const row = db.select().from(fastpaths).where(eq(fastpaths.id, id)).get();
       if (!row) return;
-      db.update(fastpaths).set({ uses: row.uses + 1, lastUsedAt: clock().toISOString() }).where(eq(fastpaths.id, id)).run();
+      db.update(fastpaths)
+        .set({ uses: row.uses + 1, lastUsedAt: clock().toISOString() })
+        .where(eq(fastpaths.id, id))
+        .run();
       cache = undefined;
     },
     /** Removes an entry by hand. */
@@ -153,9 +173,14 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
         alive
           .sort((a, b) => Date.parse(a.lastUsedAt ?? a.createdAt) - Date.parse(b.lastUsedAt ?? b.createdAt))
           .slice(0, alive.length - cap)
-          .forEach((row) => doomed.add(row.id));
+          .forEach((row) => {
+            doomed.add(row.id);
+          });
       }
-      if (doomed.size > 0) db.delete(fastpaths).where(inArray(fastpaths.id, [...doomed])).run();
+      if (doomed.size > 0)
+        db.delete(fastpaths)
+          .where(inArray(fastpaths.id, [...doomed]))
+          .run();
       cache = undefined;
       return [...doomed];
     },

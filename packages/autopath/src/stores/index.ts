@@ -9,5 +9,11 @@ export {
   createAutopathStore,
   observations,
 } from './autopath-store.ts';
-export { type AgingRules, createFastpathStore, type FastpathEntry, type FastpathStore, fastpaths } from './fastpath-store.ts';
+export {
+  type AgingRules,
+  createFastpathStore,
+  type FastpathEntry,
+  type FastpathStore,
+  fastpaths,
+} from './fastpath-store.ts';
 export { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';

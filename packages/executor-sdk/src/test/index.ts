@@ -40,13 +40,20 @@ const DEFAULT_SCHEMA = {
  * @example
  * const { dir, key } = await writeSignedExecutor({ root, name: 'echo' });
  */
-export async function writeSignedExecutor(options: ExecutorFixtureOptions): Promise<{ dir: string; key: SigningKey }> {
+export async function writeSignedExecutor(
+  options: ExecutorFixtureOptions,
+): Promise<{ dir: string; key: SigningKey }> {
   const version = options.version ?? '1.0.0';
-  const dir = options.versioned ? join(options.root, options.name, version) : join(options.root, options.name);
+  const dir = options.versioned
+    ? join(options.root, options.name, version)
+    : join(options.root, options.name);
   await mkdir(dir, { recursive: true });
   let manifest = scaffoldManifest(options.name, `Test executor ${options.name}.`, '2026-01-01T00:00:00Z')
     .replace('version = "0.1.0"', `version = "${version}"`)
-    .replace('error_classes = ["BadName"]', `error_classes = ${JSON.stringify(options.errorClasses ?? ['Failed'])}`)
+    .replace(
+      'error_classes = ["BadName"]',
+      `error_classes = ${JSON.stringify(options.errorClasses ?? ['Failed'])}`,
+    )
     .replace('min_tier = "full"', 'min_tier = "none"');
   if (options.sandboxToml !== undefined) {
     manifest = manifest.replace(/\[sandbox\][\s\S]*?(?=\[audit\])/, `${options.sandboxToml.trim()}\n\n`);

@@ -1,12 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createCatalog,
-  createInvoker,
-  createProcessRunner,
-  generateSigningKey,
-} from '@metnos/executor-sdk';
+import { createCatalog, createInvoker, createProcessRunner, generateSigningKey } from '@metnos/executor-sdk';
 import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from '../model.ts';
 import type { CallReviewer, ReviewVerdict } from '../review.ts';
@@ -71,7 +66,10 @@ export default defineExecutor({ run(args, ctx) {
     schema: {
       definitions: {
         Input: OBJECT_SCHEMA({ path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']),
-        Output: OBJECT_SCHEMA({ bytes_written: { type: 'integer' }, path: { type: 'string' } }, ['bytes_written', 'path']),
+        Output: OBJECT_SCHEMA({ bytes_written: { type: 'integer' }, path: { type: 'string' } }, [
+          'bytes_written',
+          'path',
+        ]),
       },
     },
   });
@@ -95,7 +93,13 @@ export default defineExecutor({ run(args) { if (args.mode === 'junk') { process.
 }
 
 export const approveAll: CallReviewer = {
-  evaluate: (): ReviewVerdict => ({ approved: true, reason: 'ok', score: 0.7, blocked_by: null, judge_kind: 'rules' }),
+  evaluate: (): ReviewVerdict => ({
+    approved: true,
+    reason: 'ok',
+    score: 0.7,
+    blocked_by: null,
+    judge_kind: 'rules',
+  }),
 };
 
 type Step = { text?: string; calls?: Array<Omit<ToolCall, 'id'>>; error?: Error };

@@ -33,18 +33,29 @@ function engineWith(model: ReturnType<typeof scripted>, extra: { fast?: ReturnTy
 }
 
 const readPlan = (path: string, tail: number) =>
-  JSON.stringify({ steps: [{ tool: 'fs_read', args: { path, tail } }], final_message: 'Last lines:\n${step1.content}' });
+  JSON.stringify({
+    steps: [{ tool: 'fs_read', args: { path, tail } }],
+    final_message: 'Last lines:\n${step1.content}',
+  });
 
 describe('the engine that learns', () => {
   it('answers from the Proposer first, then from memory with zero model calls, also for a paraphrase', async () => {
     const model = scripted([{ text: readPlan('diary.md', 3) }]);
     const { engine } = engineWith(model);
     const first = await engine.runTurn('read diary.md and tell me the last 3 lines');
-    expect(first).toMatchObject({ layer: 'engine', finalKind: 'answer', finalMessage: 'Last lines:\nthree\nfour\nfive' });
+    expect(first).toMatchObject({
+      layer: 'engine',
+      finalKind: 'answer',
+      finalMessage: 'Last lines:\nthree\nfour\nfive',
+    });
     expect(first.modelCalls).toBeGreaterThan(0);
 
     const again = await engine.runTurn('read diary.md and tell me the last 3 lines');
-    expect(again).toMatchObject({ layer: 'fastpath', finalMessage: 'Last lines:\nthree\nfour\nfive', modelCalls: 0 });
+    expect(again).toMatchObject({
+      layer: 'fastpath',
+      finalMessage: 'Last lines:\nthree\nfour\nfive',
+      modelCalls: 0,
+    });
 
     const paraphrase = await engine.runTurn('please read diary.md and tell me the last 3 lines');
     expect(['fastpath', 'autopath']).toContain(paraphrase.layer);
@@ -58,14 +69,19 @@ describe('the engine that learns', () => {
     await writeFile(join(world.workspace, 'b.md'), 'b1\nb2\n');
     const model = scripted([{ text: readPlan('a.md', 1) }]);
     const { engine } = engineWith(model);
-    expect((await engine.runTurn('read a.md and tell me the last 1 lines')).finalMessage).toBe('Last lines:\na2');
+    expect((await engine.runTurn('read a.md and tell me the last 1 lines')).finalMessage).toBe(
+      'Last lines:\na2',
+    );
     const other = await engine.runTurn('read b.md and tell me the last 1 lines');
     expect(other).toMatchObject({ layer: 'fastpath', modelCalls: 0, finalMessage: 'Last lines:\nb2' });
     expect(other.plan?.steps[0]?.args).toEqual({ path: 'b.md', tail: 1 });
   });
 
   it('does not serve from memory when a slot cannot be bound', async () => {
-    const model = scripted([{ text: readPlan('a.md', 1) }, { text: '{"steps": [], "out_of_scope": "which file?"}' }]);
+    const model = scripted([
+      { text: readPlan('a.md', 1) },
+      { text: '{"steps": [], "out_of_scope": "which file?"}' },
+    ]);
     const { engine } = engineWith(model);
     await engine.runTurn('read a.md and tell me the last 1 lines');
     const vague = await engine.runTurn('read the file and tell me the last lines');
@@ -74,7 +90,10 @@ describe('the engine that learns', () => {
   });
 
   it('catches a dangling reference in the Validator and re-proposes once', async () => {
-    const broken = JSON.stringify({ steps: [{ tool: 'fs_read', args: { path: 'diary.md' } }], final_message: '${step2.content}' });
+    const broken = JSON.stringify({
+      steps: [{ tool: 'fs_read', args: { path: 'diary.md' } }],
+      final_message: '${step2.content}',
+    });
     const model = scripted([{ text: broken }, { text: readPlan('diary.md', 2) }]);
     const { engine } = engineWith(model);
     const result = await engine.runTurn('show the end of diary.md');
@@ -113,7 +132,12 @@ describe('the engine that learns', () => {
     ]);
     const { engine, gaps } = engineWith(model);
     const english = await engine.runTurn('book me a flight to Paris');
-    expect(english).toMatchObject({ layer: 'terminator', finalKind: 'terminated', language: 'en', termination: { cause: 'out_of_scope' } });
+    expect(english).toMatchObject({
+      layer: 'terminator',
+      finalKind: 'terminated',
+      language: 'en',
+      termination: { cause: 'out_of_scope' },
+    });
     expect(english.finalMessage).toContain('I cannot do this');
     expect(english.termination!.action).toMatch(/executor/);
     const italian = await engine.runTurn('prenotami un volo per Parigi per favore');
@@ -132,7 +156,9 @@ describe('the engine that learns', () => {
   });
 
   it('ends cleanly when the model is unreachable', async () => {
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:11434'), { code: 'ECONNREFUSED' });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:11434'), {
+      code: 'ECONNREFUSED',
+    });
     const { engine } = engineWith(scripted([{ error: refused }]));
     const result = await engine.runTurn('summarise diary.md for me');
     expect(result).toMatchObject({ layer: 'terminator', termination: { cause: 'model_unreachable' } });

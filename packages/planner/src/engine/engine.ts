@@ -10,7 +10,13 @@ import { type Plan, planHash, planTools } from './plan.ts';
 import { preFastpath } from './pre-fastpath.ts';
 import { createProposer, type ProposeResult } from './proposer.ts';
 import { bindSlots, fingerprint, normalizeRequest, templatize } from './slots.ts';
-import { detectLanguage, type GapLog, type Language, type TerminationCause, terminationMessage } from './terminator.ts';
+import {
+  detectLanguage,
+  type GapLog,
+  type Language,
+  type TerminationCause,
+  terminationMessage,
+} from './terminator.ts';
 import { validatePlan } from './validator.ts';
 
 /** Which layer answered a turn. */
@@ -23,9 +29,32 @@ export interface EngineEmbedder {
 
 /** The L0 store as the engine uses it (`createFastpathStore` from `@metnos/autopath`). */
 export interface EngineFastpathStore {
-  save(input: { fingerprint: string; request: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; vector?: Float32Array }): { id: string };
-  byFingerprint(fingerprint: string): { id: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> } | undefined;
-  nearest(vector: Float32Array, k?: number): Array<{ entry: { id: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; fingerprint: string }; score: number }>;
+  save(input: {
+    fingerprint: string;
+    request: string;
+    template: unknown;
+    slots: string[];
+    tools: Array<{ name: string; version: string }>;
+    vector?: Float32Array;
+  }): { id: string };
+  byFingerprint(
+    fingerprint: string,
+  ):
+    | { id: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> }
+    | undefined;
+  nearest(
+    vector: Float32Array,
+    k?: number,
+  ): Array<{
+    entry: {
+      id: string;
+      template: unknown;
+      slots: string[];
+      tools: Array<{ name: string; version: string }>;
+      fingerprint: string;
+    };
+    score: number;
+  }>;
   markUsed(id: string): void;
   remove(id: string): boolean;
 }
@@ -34,13 +63,48 @@ export interface EngineFastpathStore {
 export interface EngineAutopathStore {
   assignCluster(vector: Float32Array): { id: string };
   nearestCluster(vector: Float32Array): { id: string; score: number } | undefined;
-  champion(clusterId: string): { intentHash: string; planHash: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> } | undefined;
-  championForIntent(intentHash: string): { intentHash: string; planHash: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> } | undefined;
-  recordSuccess(input: { clusterId: string; intentHash: string; planHash: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }>; latencyMs: number }): unknown;
+  champion(clusterId: string):
+    | {
+        intentHash: string;
+        planHash: string;
+        template: unknown;
+        slots: string[];
+        tools: Array<{ name: string; version: string }>;
+      }
+    | undefined;
+  championForIntent(intentHash: string):
+    | {
+        intentHash: string;
+        planHash: string;
+        template: unknown;
+        slots: string[];
+        tools: Array<{ name: string; version: string }>;
+      }
+    | undefined;
+  recordSuccess(input: {
+    clusterId: string;
+    intentHash: string;
+    planHash: string;
+    template: unknown;
+    slots: string[];
+    tools: Array<{ name: string; version: string }>;
+    latencyMs: number;
+  }): unknown;
   recordFailure(input: { intentHash: string; planHash: string; reason: string }): { anti: boolean };
   isAnti(intentHash: string, planHash: string): boolean;
   antiFor(intentHash: string): Array<{ planHash: string }>;
-  observe(input: { turnId: string; request: string; intentHash?: string; planHash?: string; plan?: unknown; layer: string; latencyMs: number; vector?: Float32Array; outcome: 'success' | 'failure'; errorClass?: string }): number;
+  observe(input: {
+    turnId: string;
+    request: string;
+    intentHash?: string;
+    planHash?: string;
+    plan?: unknown;
+    layer: string;
+    latencyMs: number;
+    vector?: Float32Array;
+    outcome: 'success' | 'failure';
+    errorClass?: string;
+  }): number;
   feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean;
 }
 
@@ -86,7 +150,14 @@ export interface EngineResult {
 }
 
 function countingModel(model: ChatModel, counter: { calls: number }): ChatModel {
-  return { id: model.id, provider: model.provider, generate: (request) => (counter.calls++, model.generate(request)) };
+  return {
+    id: model.id,
+    provider: model.provider,
+    generate: (request) => {
+      counter.calls++;
+      return model.generate(request);
+    },
+  };
 }
 
 /**
@@ -113,7 +184,10 @@ export function createEngine(settings: EngineSettings) {
   const fillerCache = new Map<string, string>();
 
   return {
-    async runTurn(request: string, options: { signal?: AbortSignal; turnId?: string; language?: Language } = {}): Promise<EngineResult> {
+    async runTurn(
+      request: string,
+      options: { signal?: AbortSignal; turnId?: string; language?: Language } = {},
+    ): Promise<EngineResult> {
       const started = performance.now();
       const turnId = options.turnId ?? ids();
       const now = clock();
@@ -124,7 +198,13 @@ export function createEngine(settings: EngineSettings) {
         wise: countingModel(settings.models.wise ?? settings.models.middle ?? settings.models.fast, counter),
       };
       const executors = settings.catalog.executors();
-      const runtime = { actor: settings.actor ?? 'user', lang: language, channel: settings.channel ?? 'cli', now: now.toISOString(), today: now.toISOString().slice(0, 10) };
+      const runtime = {
+        actor: settings.actor ?? 'user',
+        lang: language,
+        channel: settings.channel ?? 'cli',
+        now: now.toISOString(),
+        today: now.toISOString().slice(0, 10),
+      };
       const base = { turnId, language, modelCalls: 0, steps: [] as ExecutedStep[] };
       const done = (result: Omit<EngineResult, 'latencyMs' | 'modelCalls'>): EngineResult => ({
         ...result,
@@ -132,27 +212,68 @@ export function createEngine(settings: EngineSettings) {
         latencyMs: performance.now() - started,
       });
 
-      const terminate = (cause: TerminationCause, detail: string, extra: { tool?: string; intent?: Intent; plan?: Plan; steps?: ExecutedStep[] } = {}): EngineResult => {
+      const terminate = (
+        cause: TerminationCause,
+        detail: string,
+        extra: { tool?: string; intent?: Intent; plan?: Plan; steps?: ExecutedStep[] } = {},
+      ): EngineResult => {
         const message = terminationMessage(cause, language, detail, extra.tool ?? '');
         try {
-          settings.gaps.record({ cause, signature: extra.intent?.complete ? `${extra.intent.verb} ${extra.intent.object}` : normalizeRequest(request), example: request, detail });
+          settings.gaps.record({
+            cause,
+            signature: extra.intent?.complete
+              ? `${extra.intent.verb} ${extra.intent.object}`
+              : normalizeRequest(request),
+            example: request,
+            detail,
+          });
         } catch {
           // a full disk must not turn an honest answer into a crash
         }
-        settings.autopath.observe({ turnId, request, intentHash: extra.intent?.hash, planHash: extra.plan ? planHash(extra.plan) : undefined, layer: 'terminator', latencyMs: performance.now() - started, outcome: 'failure', errorClass: cause });
-        return done({ ...base, layer: 'terminator', finalKind: 'terminated', finalMessage: message.text, plan: extra.plan, steps: extra.steps ?? [], intent: extra.intent, termination: { cause, message: message.cause, action: message.action } });
+        settings.autopath.observe({
+          turnId,
+          request,
+          intentHash: extra.intent?.hash,
+          planHash: extra.plan ? planHash(extra.plan) : undefined,
+          layer: 'terminator',
+          latencyMs: performance.now() - started,
+          outcome: 'failure',
+          errorClass: cause,
+        });
+        return done({
+          ...base,
+          layer: 'terminator',
+          finalKind: 'terminated',
+          finalMessage: message.text,
+          plan: extra.plan,
+          steps: extra.steps ?? [],
+          intent: extra.intent,
+          termination: { cause, message: message.cause, action: message.action },
+        });
       };
 
       if (executors.length === 0) return terminate('empty_catalog', 'the catalog is empty');
 
-      const trivial = preFastpath(request, { now, actor: runtime.actor, language, timeZone: settings.timeZone });
+      const trivial = preFastpath(request, {
+        now,
+        actor: runtime.actor,
+        language,
+        timeZone: settings.timeZone,
+      });
       if (trivial) {
-        settings.autopath.observe({ turnId, request, layer: 'fastpath', latencyMs: performance.now() - started, outcome: 'success' });
+        settings.autopath.observe({
+          turnId,
+          request,
+          layer: 'fastpath',
+          latencyMs: performance.now() - started,
+          outcome: 'success',
+        });
         return done({ ...base, layer: 'fastpath', finalKind: 'answer', finalMessage: trivial.answer });
       }
 
       const current = new Map(executors.map((executor) => [executor.name, executor.version]));
-      const toolsCurrent = (tools: Array<{ name: string; version: string }>) => tools.every((tool) => current.get(tool.name) === tool.version);
+      const toolsCurrent = (tools: Array<{ name: string; version: string }>) =>
+        tools.every((tool) => current.get(tool.name) === tool.version);
       const execute = (plan: Plan, slots?: Record<string, string>) =>
         executePlan(plan, {
           executors,
@@ -185,11 +306,24 @@ export function createEngine(settings: EngineSettings) {
         settings.fastpath.save({ fingerprint: print, request, template, slots, tools, vector });
         if (vector) {
           const cluster = settings.autopath.assignCluster(vector);
-          settings.autopath.recordSuccess({ clusterId: cluster.id, intentHash: intent?.hash ?? print, planHash: planHash(template), template, slots, tools, latencyMs });
+          settings.autopath.recordSuccess({
+            clusterId: cluster.id,
+            intentHash: intent?.hash ?? print,
+            planHash: planHash(template),
+            template,
+            slots,
+            tools,
+            latencyMs,
+          });
         }
       };
 
-      const serve = async (layer: 'fastpath' | 'autopath', entry: { template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> }, intentHash: string | undefined, onFailure: () => void): Promise<EngineResult | undefined> => {
+      const serve = async (
+        layer: 'fastpath' | 'autopath',
+        entry: { template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> },
+        intentHash: string | undefined,
+        onFailure: () => void,
+      ): Promise<EngineResult | undefined> => {
         if (!toolsCurrent(entry.tools)) return undefined;
         const bound = bindSlots(entry.template, entry.slots, request);
         if (!bound) return undefined;
@@ -198,21 +332,64 @@ export function createEngine(settings: EngineSettings) {
         if (intentHash && settings.autopath.isAnti(intentHash, templateHash)) return undefined;
         const outcome = await execute(parsed, bound.values);
         if (outcome.ok) {
-          settings.autopath.observe({ turnId, request, intentHash, planHash: templateHash, plan: entry.template, layer, latencyMs: performance.now() - started, vector, outcome: 'success' });
+          settings.autopath.observe({
+            turnId,
+            request,
+            intentHash,
+            planHash: templateHash,
+            plan: entry.template,
+            layer,
+            latencyMs: performance.now() - started,
+            vector,
+            outcome: 'success',
+          });
           if (vector) {
             const cluster = settings.autopath.assignCluster(vector);
-            settings.autopath.recordSuccess({ clusterId: cluster.id, intentHash: intentHash ?? print, planHash: templateHash, template: entry.template, slots: entry.slots, tools: entry.tools, latencyMs: performance.now() - started });
+            settings.autopath.recordSuccess({
+              clusterId: cluster.id,
+              intentHash: intentHash ?? print,
+              planHash: templateHash,
+              template: entry.template,
+              slots: entry.slots,
+              tools: entry.tools,
+              latencyMs: performance.now() - started,
+            });
           }
-          return done({ ...base, layer, finalKind: 'answer', finalMessage: outcome.finalMessage, plan: parsed, steps: outcome.steps });
+          return done({
+            ...base,
+            layer,
+            finalKind: 'answer',
+            finalMessage: outcome.finalMessage,
+            plan: parsed,
+            steps: outcome.steps,
+          });
         }
         if (outcome.kind === 'pending_approval') return pendingResult(layer, parsed, outcome);
-        settings.autopath.recordFailure({ intentHash: intentHash ?? print, planHash: templateHash, reason: outcome.error.message });
-        settings.autopath.observe({ turnId, request, intentHash, planHash: templateHash, layer, latencyMs: performance.now() - started, vector, outcome: 'failure', errorClass: outcome.error.class });
+        settings.autopath.recordFailure({
+          intentHash: intentHash ?? print,
+          planHash: templateHash,
+          reason: outcome.error.message,
+        });
+        settings.autopath.observe({
+          turnId,
+          request,
+          intentHash,
+          planHash: templateHash,
+          layer,
+          latencyMs: performance.now() - started,
+          vector,
+          outcome: 'failure',
+          errorClass: outcome.error.class,
+        });
         onFailure();
         return undefined;
       };
 
-      const pendingResult = (layer: EngineLayer, plan: Plan, outcome: Extract<ExecutionOutcome, { ok: false }>): EngineResult =>
+      const pendingResult = (
+        layer: EngineLayer,
+        plan: Plan,
+        outcome: Extract<ExecutionOutcome, { ok: false }>,
+      ): EngineResult =>
         done({
           ...base,
           layer,
@@ -220,7 +397,12 @@ export function createEngine(settings: EngineSettings) {
           finalMessage: `${outcome.tool} has side effects that cannot be undone automatically; approve it to continue.`,
           plan,
           steps: outcome.steps,
-          pending: { approvalId: outcome.pending!.approvalId, tool: outcome.tool, args: outcome.pending!.args, step: outcome.failedStep },
+          pending: {
+            approvalId: outcome.pending!.approvalId,
+            tool: outcome.tool,
+            args: outcome.pending!.args,
+            step: outcome.failedStep,
+          },
         });
 
       // L0 Fastpath: exact fingerprint, then meaning.
@@ -233,7 +415,12 @@ export function createEngine(settings: EngineSettings) {
         }
       } else if (vector) {
         const [best, second] = settings.fastpath.nearest(vector, 2);
-        const clear = best && best.score >= fastpathThreshold && (!second || best.score - second.score >= fastpathMargin || planHash(second.entry.template) === planHash(best.entry.template));
+        const clear =
+          best &&
+          best.score >= fastpathThreshold &&
+          (!second ||
+            best.score - second.score >= fastpathMargin ||
+            planHash(second.entry.template) === planHash(best.entry.template));
         if (best && clear) {
           const served = await serve('fastpath', best.entry, best.entry.fingerprint, () => undefined);
           if (served) {
@@ -266,14 +453,29 @@ export function createEngine(settings: EngineSettings) {
       // L3: propose, validate (one re-proposal), execute, recover once, or terminate.
       const candidates = prefilter(
         request,
-        executors.map((executor) => ({ name: executor.name, summary: executor.manifest.executor.summary, affinity: executor.manifest.executor.affinity, executor })),
+        executors.map((executor) => ({
+          name: executor.name,
+          summary: executor.manifest.executor.summary,
+          affinity: executor.manifest.executor.affinity,
+          executor,
+        })),
         settings.prefilter,
       ).candidates.map((candidate) => candidate.entry.executor);
       const proposer = createProposer({ model: models.wise });
       const excludedPlans = settings.autopath.antiFor(intent.hash).map((anti) => anti.planHash);
 
-      const proposeValid = async (exclude: { tools?: string[]; planHashes?: string[]; reason?: string }): Promise<{ plan: Plan } | { cause: TerminationCause; detail: string }> => {
-        let proposal: ProposeResult = await proposer.propose({ request, candidates, intent, exclude, signal: options.signal });
+      const proposeValid = async (exclude: {
+        tools?: string[];
+        planHashes?: string[];
+        reason?: string;
+      }): Promise<{ plan: Plan } | { cause: TerminationCause; detail: string }> => {
+        let proposal: ProposeResult = await proposer.propose({
+          request,
+          candidates,
+          intent,
+          exclude,
+          signal: options.signal,
+        });
         for (let attempt = 0; ; attempt++) {
           if (!proposal.ok) {
             return proposal.cause === 'model'
@@ -281,13 +483,23 @@ export function createEngine(settings: EngineSettings) {
               : { cause: 'plan_unreadable', detail: proposal.reason };
           }
           const plan = proposal.plan;
-          if (plan.out_of_scope !== undefined && plan.steps.length === 0) return { cause: 'out_of_scope', detail: plan.out_of_scope };
+          if (plan.out_of_scope !== undefined && plan.steps.length === 0)
+            return { cause: 'out_of_scope', detail: plan.out_of_scope };
           const errors = validatePlan(plan, executors);
           const hash = planHash(templatize(plan, request).template);
-          if ((exclude.planHashes ?? []).includes(hash)) errors.push('this plan already failed for this request; propose a different one');
+          if ((exclude.planHashes ?? []).includes(hash))
+            errors.push('this plan already failed for this request; propose a different one');
           if (errors.length === 0) return { plan };
           if (attempt >= 1) return { cause: 'plan_unreadable', detail: errors.slice(0, 3).join('; ') };
-          proposal = await proposer.propose({ request, candidates, intent, exclude, errors, previous: plan, signal: options.signal });
+          proposal = await proposer.propose({
+            request,
+            candidates,
+            intent,
+            exclude,
+            errors,
+            previous: plan,
+            signal: options.signal,
+          });
         }
       };
 
@@ -296,34 +508,108 @@ export function createEngine(settings: EngineSettings) {
       const outcome = await execute(first.plan);
       if (outcome.ok) {
         remember(first.plan, intent, performance.now() - started);
-        settings.autopath.observe({ turnId, request, intentHash: intent.hash, planHash: planHash(templatize(first.plan, request).template), plan: first.plan, layer: 'engine', latencyMs: performance.now() - started, vector, outcome: 'success' });
-        return done({ ...base, layer: 'engine', finalKind: 'answer', finalMessage: outcome.finalMessage, plan: first.plan, steps: outcome.steps, intent });
+        settings.autopath.observe({
+          turnId,
+          request,
+          intentHash: intent.hash,
+          planHash: planHash(templatize(first.plan, request).template),
+          plan: first.plan,
+          layer: 'engine',
+          latencyMs: performance.now() - started,
+          vector,
+          outcome: 'success',
+        });
+        return done({
+          ...base,
+          layer: 'engine',
+          finalKind: 'answer',
+          finalMessage: outcome.finalMessage,
+          plan: first.plan,
+          steps: outcome.steps,
+          intent,
+        });
       }
       if (outcome.kind === 'pending_approval') return pendingResult('engine', first.plan, outcome);
       const failedHash = planHash(templatize(first.plan, request).template);
-      settings.autopath.recordFailure({ intentHash: intent.hash, planHash: failedHash, reason: outcome.error.message });
-      settings.autopath.observe({ turnId, request, intentHash: intent.hash, planHash: failedHash, plan: first.plan, layer: 'engine', latencyMs: performance.now() - started, vector, outcome: 'failure', errorClass: outcome.error.class });
+      settings.autopath.recordFailure({
+        intentHash: intent.hash,
+        planHash: failedHash,
+        reason: outcome.error.message,
+      });
+      settings.autopath.observe({
+        turnId,
+        request,
+        intentHash: intent.hash,
+        planHash: failedHash,
+        plan: first.plan,
+        layer: 'engine',
+        latencyMs: performance.now() - started,
+        vector,
+        outcome: 'failure',
+        errorClass: outcome.error.class,
+      });
       if (outcome.recovery === 'out_of_scope') {
         const cause: TerminationCause = outcome.error.class === 'Blocked' ? 'blocked' : 'out_of_scope';
-        return terminate(cause, `${outcome.tool}: ${outcome.error.message}`, { tool: outcome.tool, intent, plan: first.plan, steps: outcome.steps });
+        return terminate(cause, `${outcome.tool}: ${outcome.error.message}`, {
+          tool: outcome.tool,
+          intent,
+          plan: first.plan,
+          steps: outcome.steps,
+        });
       }
 
       // Recovery: one alternative that excludes the failed plan and, for a wrong tool, that tool.
       const exclusion = recoveryExclusion(outcome.recovery, outcome.tool, outcome.error.message);
       const second = await proposeValid({ ...exclusion, planHashes: [...excludedPlans, failedHash] });
       if ('cause' in second) {
-        return terminate(outcome.recovery === 'missing_input' ? 'missing_input' : 'recovery_failed', `${outcome.error.message}`, { tool: outcome.tool, intent, plan: first.plan, steps: outcome.steps });
+        return terminate(
+          outcome.recovery === 'missing_input' ? 'missing_input' : 'recovery_failed',
+          `${outcome.error.message}`,
+          { tool: outcome.tool, intent, plan: first.plan, steps: outcome.steps },
+        );
       }
       const retry = await execute(second.plan);
       if (retry.ok) {
         remember(second.plan, intent, performance.now() - started);
-        settings.autopath.observe({ turnId, request, intentHash: intent.hash, planHash: planHash(templatize(second.plan, request).template), plan: second.plan, layer: 'recovery', latencyMs: performance.now() - started, vector, outcome: 'success' });
-        return done({ ...base, layer: 'recovery', finalKind: 'answer', finalMessage: retry.finalMessage, plan: second.plan, steps: retry.steps, intent });
+        settings.autopath.observe({
+          turnId,
+          request,
+          intentHash: intent.hash,
+          planHash: planHash(templatize(second.plan, request).template),
+          plan: second.plan,
+          layer: 'recovery',
+          latencyMs: performance.now() - started,
+          vector,
+          outcome: 'success',
+        });
+        return done({
+          ...base,
+          layer: 'recovery',
+          finalKind: 'answer',
+          finalMessage: retry.finalMessage,
+          plan: second.plan,
+          steps: retry.steps,
+          intent,
+        });
       }
       if (retry.kind === 'pending_approval') return pendingResult('recovery', second.plan, retry);
-      settings.autopath.recordFailure({ intentHash: intent.hash, planHash: planHash(templatize(second.plan, request).template), reason: retry.error.message });
-      const cause: TerminationCause = retry.recovery === 'missing_input' ? 'missing_input' : retry.recovery === 'out_of_scope' ? 'out_of_scope' : 'recovery_failed';
-      return terminate(cause, `${retry.tool}: ${retry.error.message}`, { tool: retry.tool, intent, plan: second.plan, steps: retry.steps });
+      settings.autopath.recordFailure({
+        intentHash: intent.hash,
+        planHash: planHash(templatize(second.plan, request).template),
+        reason: retry.error.message,
+      });
+      const cause: TerminationCause =
+        retry.recovery === 'missing_input'
+          ? 'missing_input'
+          : retry.recovery === 'out_of_scope'
+            ? 'out_of_scope'
+            : 'recovery_failed';
+      return terminate(cause, `${retry.tool}: ${retry.error.message}`, {
+        tool: retry.tool,
+        intent,
+        plan: second.plan,
+        steps: retry.steps,
+      });
     },
 
     /** Records feedback (up, down, retry) for a turn; a down also drops the L0 shortcut that served it. */
@@ -338,12 +624,18 @@ export function createEngine(settings: EngineSettings) {
   };
 }
 
-function recoveryExclusion(recovery: RecoveryClass, tool: string, message: string): { tools?: string[]; reason: string } {
+function recoveryExclusion(
+  recovery: RecoveryClass,
+  tool: string,
+  message: string,
+): { tools?: string[]; reason: string } {
   switch (recovery) {
     case 'wrong_tool':
       return { tools: [tool], reason: `${tool} failed: ${message}` };
     case 'wrong_args':
-      return { reason: `${tool} was given wrong arguments: ${message}; use canonical arguments and explicit references` };
+      return {
+        reason: `${tool} was given wrong arguments: ${message}; use canonical arguments and explicit references`,
+      };
     default:
       return { reason: `${tool} lacked an input: ${message}; choose another way` };
   }

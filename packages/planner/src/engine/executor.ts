@@ -2,7 +2,13 @@ import type { ExecutorResult, Invoker, VerifiedExecutor } from '@metnos/executor
 import type { ChatModel } from '../model.ts';
 import type { CallReviewer, ReviewVerdict } from '../review.ts';
 import { type Plan, planHash } from './plan.ts';
-import { entriesOf, findPlaceholders, PlanReferenceError, referencedStepNumbers, resolvePlaceholders } from './references.ts';
+import {
+  entriesOf,
+  findPlaceholders,
+  PlanReferenceError,
+  referencedStepNumbers,
+  resolvePlaceholders,
+} from './references.ts';
 
 /** Recovery classes of seed 001: what kind of failure a step had. */
 export type RecoveryClass = 'wrong_tool' | 'wrong_args' | 'missing_input' | 'out_of_scope';
@@ -91,7 +97,11 @@ function observationOf(result: ExecutorResult): Record<string, unknown> {
 }
 
 async function resolveFillers(plan: Plan, settings: ExecuteSettings): Promise<Record<string, string>> {
-  const used = new Set(findPlaceholders([plan.steps.map((step) => step.args), plan.final_message]).filter((match) => match.kind === 'filler').map((match) => match.name!));
+  const used = new Set(
+    findPlaceholders([plan.steps.map((step) => step.args), plan.final_message])
+      .filter((match) => match.kind === 'filler')
+      .map((match) => match.name!),
+  );
   const values: Record<string, string> = {};
   for (const name of used) {
     const filler = plan.fillers[name];
@@ -138,7 +148,9 @@ async function resolveFillers(plan: Plan, settings: ExecuteSettings): Promise<Re
 export async function executePlan(plan: Plan, settings: ExecuteSettings): Promise<ExecutionOutcome> {
   const byName = new Map(settings.executors.map((executor) => [executor.name, executor]));
   const ids = new Map<string, number>();
-  plan.steps.forEach((step, index) => ids.set(step.id ?? `s${index + 1}`, index + 1));
+  plan.steps.forEach((step, index) => {
+    ids.set(step.id ?? `s${index + 1}`, index + 1);
+  });
   const dependencies = plan.steps.map((step) => {
     const set = new Set(referencedStepNumbers(step.args));
     for (const dependency of step.depends ?? []) {
@@ -147,13 +159,19 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
     }
     return set;
   });
-  const observations: Array<Record<string, unknown> | undefined> = new Array(plan.steps.length).fill(undefined);
+  const observations: Array<Record<string, unknown> | undefined> = new Array(plan.steps.length).fill(
+    undefined,
+  );
   const executed: ExecutedStep[] = [];
   const fillers = await resolveFillers(plan, settings);
   const scope = () => ({ observations, fillers, runtime: settings.runtime, slots: settings.slots });
   const done = new Set<number>();
 
-  const fail = (number: number, tool: string, error: { class: string; message: string }): ExecutionOutcome => ({
+  const fail = (
+    number: number,
+    tool: string,
+    error: { class: string; message: string },
+  ): ExecutionOutcome => ({
     ok: false,
     kind: 'failed',
     failedStep: number,
@@ -166,13 +184,27 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
   while (done.size < plan.steps.length) {
     const wave = plan.steps
       .map((step, index) => ({ step, number: index + 1 }))
-      .filter(({ number }) => !done.has(number) && [...dependencies[number - 1]!].every((dependency) => done.has(dependency)));
-    if (wave.length === 0) return fail(plan.steps.length, plan.steps.at(-1)!.tool, { class: 'BadReference', message: 'the steps depend on each other in a cycle' });
+      .filter(
+        ({ number }) =>
+          !done.has(number) && [...dependencies[number - 1]!].every((dependency) => done.has(dependency)),
+      );
+    if (wave.length === 0)
+      return fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+        class: 'BadReference',
+        message: 'the steps depend on each other in a cycle',
+      });
 
-    const prepared: Array<{ number: number; tool: string; executor: VerifiedExecutor; args: Record<string, unknown>; verdict: ReviewVerdict }> = [];
+    const prepared: Array<{
+      number: number;
+      tool: string;
+      executor: VerifiedExecutor;
+      args: Record<string, unknown>;
+      verdict: ReviewVerdict;
+    }> = [];
     for (const { step, number } of wave) {
       const executor = byName.get(step.tool);
-      if (!executor) return fail(number, step.tool, { class: 'ToolUnavailable', message: `no tool named ${step.tool}` });
+      if (!executor)
+        return fail(number, step.tool, { class: 'ToolUnavailable', message: `no tool named ${step.tool}` });
       let args: Record<string, unknown>;
       try {
         const { from_step: from, ...rest } = step.args;
@@ -199,7 +231,9 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
         { home: settings.home, workspace: settings.workspace },
       );
       if (!verdict.approved) {
-        const granted = verdict.blocked_by === 'confirmation' && (await settings.approved?.({ tool: step.tool, args, step: number }));
+        const granted =
+          verdict.blocked_by === 'confirmation' &&
+          (await settings.approved?.({ tool: step.tool, args, step: number }));
         if (!granted) {
           if (verdict.blocked_by === 'confirmation' && verdict.pending) {
             return {
@@ -210,10 +244,18 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
               error: { class: 'NeedsApproval', message: verdict.reason },
               recovery: 'out_of_scope',
               steps: executed.sort((a, b) => a.number - b.number),
-              pending: { approvalId: verdict.pending.id, callHash: verdict.pending.callHash, expiresAt: verdict.pending.expiresAt, args },
+              pending: {
+                approvalId: verdict.pending.id,
+                callHash: verdict.pending.callHash,
+                expiresAt: verdict.pending.expiresAt,
+                args,
+              },
             };
           }
-          return fail(number, step.tool, { class: 'Blocked', message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}` });
+          return fail(number, step.tool, {
+            class: 'Blocked',
+            message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}`,
+          });
         }
       }
       prepared.push({ number, tool: step.tool, executor, args, verdict });
@@ -234,7 +276,14 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
       }),
     );
     for (const item of results) {
-      executed.push({ number: item.number, tool: item.tool, args: item.args, verdict: item.verdict, result: item.result, durationMs: item.durationMs });
+      executed.push({
+        number: item.number,
+        tool: item.tool,
+        args: item.args,
+        verdict: item.verdict,
+        result: item.result,
+        durationMs: item.durationMs,
+      });
       observations[item.number - 1] = observationOf(item.result);
       done.add(item.number);
     }
@@ -249,9 +298,17 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
       : describeLast(observations.at(-1));
   } catch (error) {
     if (!PlanReferenceError.isInstance(error)) throw error;
-    return fail(plan.steps.length, plan.steps.at(-1)!.tool, { class: 'BadReference', message: error.message });
+    return fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+      class: 'BadReference',
+      message: error.message,
+    });
   }
-  return { ok: true, finalMessage, steps: executed.sort((a, b) => a.number - b.number), observations: observations as Record<string, unknown>[] };
+  return {
+    ok: true,
+    finalMessage,
+    steps: executed.sort((a, b) => a.number - b.number),
+    observations: observations as Record<string, unknown>[],
+  };
 }
 
 function describeLast(observation: Record<string, unknown> | undefined): string {

@@ -20,7 +20,21 @@ export const INTENT_VERBS: Readonly<Record<string, readonly string[]>> = {
 
 /** The closed vocabulary of objects. */
 export const INTENT_OBJECTS: Readonly<Record<string, readonly string[]>> = {
-  file: ['file', 'files', 'document', 'note', 'notes', 'diary', 'md', 'txt', 'log', 'documento', 'nota', 'note', 'diario'],
+  file: [
+    'file',
+    'files',
+    'document',
+    'note',
+    'notes',
+    'diary',
+    'md',
+    'txt',
+    'log',
+    'documento',
+    'nota',
+    'note',
+    'diario',
+  ],
   folder: ['folder', 'directory', 'dir', 'folders', 'cartella', 'cartelle'],
   page: ['page', 'web', 'site', 'url', 'website', 'http', 'https', 'pagina', 'sito'],
   message: ['message', 'telegram', 'chat', 'messaggio'],
@@ -40,14 +54,22 @@ export interface Intent {
   source: 'model' | 'rules';
 }
 
-function lookup(vocabulary: Readonly<Record<string, readonly string[]>>, tokens: string[]): string | undefined {
+function lookup(
+  vocabulary: Readonly<Record<string, readonly string[]>>,
+  tokens: string[],
+): string | undefined {
   for (const token of tokens) {
     for (const [key, words] of Object.entries(vocabulary)) if (words.includes(token)) return key;
   }
   return undefined;
 }
 
-function finish(verb: string | undefined, object: string | undefined, qualifiers: string[], source: Intent['source']): Intent {
+function finish(
+  verb: string | undefined,
+  object: string | undefined,
+  qualifiers: string[],
+  source: Intent['source'],
+): Intent {
   const sorted = [...new Set(qualifiers)].sort().slice(0, 6);
   const v = verb ?? 'unknown';
   const o = object ?? 'unknown';
@@ -55,7 +77,10 @@ function finish(verb: string | undefined, object: string | undefined, qualifiers
     verb: v,
     object: o,
     qualifiers: sorted,
-    hash: createHash('sha256').update(`${v}|${o}|${sorted.join(',')}`).digest('hex').slice(0, 24),
+    hash: createHash('sha256')
+      .update(`${v}|${o}|${sorted.join(',')}`)
+      .digest('hex')
+      .slice(0, 24),
     complete: verb !== undefined && object !== undefined,
     source,
   };
@@ -66,8 +91,13 @@ export function intentFromRules(request: string): Intent {
   const tokens = tokenize(request);
   const verb = lookup(INTENT_VERBS, tokens);
   const object = lookup(INTENT_OBJECTS, tokens);
-  const vocabulary = new Set([...Object.values(INTENT_VERBS).flat(), ...Object.values(INTENT_OBJECTS).flat()]);
-  const qualifiers = tokens.filter((token) => token.length > 3 && !vocabulary.has(token) && !/^\d+$/.test(token));
+  const vocabulary = new Set([
+    ...Object.values(INTENT_VERBS).flat(),
+    ...Object.values(INTENT_OBJECTS).flat(),
+  ]);
+  const qualifiers = tokens.filter(
+    (token) => token.length > 3 && !vocabulary.has(token) && !/^\d+$/.test(token),
+  );
   return finish(verb, object, qualifiers.slice(0, 3), 'rules');
 }
 
@@ -86,7 +116,10 @@ const intentSchema = z.object({
  * @example
  * const intent = await extractIntent('move the spam mail to trash', { model: tiers.fast });
  */
-export async function extractIntent(request: string, options: { model?: ChatModel; signal?: AbortSignal } = {}): Promise<Intent> {
+export async function extractIntent(
+  request: string,
+  options: { model?: ChatModel; signal?: AbortSignal } = {},
+): Promise<Intent> {
   const rules = intentFromRules(request);
   if (!options.model) return rules;
   try {
@@ -100,9 +133,19 @@ export async function extractIntent(request: string, options: { model?: ChatMode
     const data = JSON.parse(response.text.slice(start, response.text.lastIndexOf('}') + 1));
     const parsed = intentSchema.safeParse(data);
     if (!parsed.success) return rules;
-    const verb = Object.hasOwn(INTENT_VERBS, parsed.data.verb) ? parsed.data.verb : rules.verb === 'unknown' ? undefined : rules.verb;
-    const object = Object.hasOwn(INTENT_OBJECTS, parsed.data.object) ? parsed.data.object : rules.object === 'unknown' ? undefined : rules.object;
-    const qualifiers = parsed.data.qualifiers.map((word) => tokenize(word).join('')).filter((word) => /^[a-z0-9]{2,24}$/.test(word));
+    const verb = Object.hasOwn(INTENT_VERBS, parsed.data.verb)
+      ? parsed.data.verb
+      : rules.verb === 'unknown'
+        ? undefined
+        : rules.verb;
+    const object = Object.hasOwn(INTENT_OBJECTS, parsed.data.object)
+      ? parsed.data.object
+      : rules.object === 'unknown'
+        ? undefined
+        : rules.object;
+    const qualifiers = parsed.data.qualifiers
+      .map((word) => tokenize(word).join(''))
+      .filter((word) => /^[a-z0-9]{2,24}$/.test(word));
     return finish(verb, object, qualifiers.slice(0, 3), 'model');
   } catch {
     return rules;

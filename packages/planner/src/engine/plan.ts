@@ -11,10 +11,16 @@ import { z } from 'zod';
  */
 export const planStepSchema = z
   .object({
-    id: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).optional(),
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,32}$/)
+      .optional(),
     tool: z.string().min(1).max(128),
     args: z.record(z.string(), z.unknown()).default({}),
-    depends: z.array(z.union([z.string(), z.number().int().positive()])).max(32).optional(),
+    depends: z
+      .array(z.union([z.string(), z.number().int().positive()]))
+      .max(32)
+      .optional(),
   })
   .strict();
 
@@ -74,7 +80,9 @@ export function validatePlanShape(data: unknown): PlanParseResult {
   if (!parsed.success) {
     return {
       ok: false,
-      errors: parsed.error.issues.slice(0, 8).map((issue) => `${issue.path.join('.') || '(plan)'}: ${issue.message}`),
+      errors: parsed.error.issues
+        .slice(0, 8)
+        .map((issue) => `${issue.path.join('.') || '(plan)'}: ${issue.message}`),
     };
   }
   return { ok: true, plan: parsed.data };

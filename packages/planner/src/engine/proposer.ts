@@ -32,12 +32,18 @@ export interface ProposeRequest {
 /** The Proposer's answer: a plan, or why there is none. Never an exception. */
 export type ProposeResult =
   | { ok: true; plan: Plan; usage: { inputTokens: number; outputTokens: number }; costUsd?: number }
-  | { ok: false; reason: string; cause: 'model' | 'unreadable'; usage?: { inputTokens: number; outputTokens: number } };
+  | {
+      ok: false;
+      reason: string;
+      cause: 'model' | 'unreadable';
+      usage?: { inputTokens: number; outputTokens: number };
+    };
 
 function describeTool(executor: VerifiedExecutor): string {
   const at = (ref: string) => {
     let node: unknown = executor.schema;
-    for (const part of ref.split('#/')[1]!.split('/')) node = (node as Record<string, unknown> | undefined)?.[part];
+    for (const part of ref.split('#/')[1]!.split('/'))
+      node = (node as Record<string, unknown> | undefined)?.[part];
     return node;
   };
   return JSON.stringify({
@@ -65,9 +71,13 @@ export function createProposer(settings: { model: ChatModel; systemPrompt?: stri
       const tools = input.candidates.filter((executor) => !excluded.has(executor.name));
       const parts = [
         `Request: ${input.request}`,
-        input.intent ? `Intent: ${input.intent.verb} ${input.intent.object} ${input.intent.qualifiers.join(' ')}`.trim() : '',
+        input.intent
+          ? `Intent: ${input.intent.verb} ${input.intent.object} ${input.intent.qualifiers.join(' ')}`.trim()
+          : '',
         `Tools:\n${tools.map(describeTool).join('\n')}`,
-        excluded.size > 0 ? `Do not use: ${[...excluded].join(', ')}${input.exclude?.reason ? ` (${input.exclude.reason})` : ''}.` : '',
+        excluded.size > 0
+          ? `Do not use: ${[...excluded].join(', ')}${input.exclude?.reason ? ` (${input.exclude.reason})` : ''}.`
+          : '',
         input.previous && input.errors?.length
           ? `Your previous plan:\n${JSON.stringify(input.previous)}\nIt has these errors; fix them:\n- ${input.errors.join('\n- ')}`
           : '',
@@ -85,7 +95,8 @@ export function createProposer(settings: { model: ChatModel; systemPrompt?: stri
         return { ok: false, cause: 'model', reason: (error as Error)?.message ?? String(error) };
       }
       const parsed = parsePlan(response.text);
-      if (!parsed.ok) return { ok: false, cause: 'unreadable', reason: parsed.errors.join('; '), usage: response.usage };
+      if (!parsed.ok)
+        return { ok: false, cause: 'unreadable', reason: parsed.errors.join('; '), usage: response.usage };
       return { ok: true, plan: parsed.plan, usage: response.usage, costUsd: response.costUsd };
     },
   };

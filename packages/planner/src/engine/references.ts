@@ -44,7 +44,13 @@ export interface PlaceholderMatch {
 function parseMatch(match: RegExpMatchArray): PlaceholderMatch {
   const [text, step, path, count, filler, runtime, slot] = match;
   if (step !== undefined) {
-    return { text, kind: 'step', step: Number(step), path: (path ?? '').match(/[A-Za-z0-9_-]+|\*/g) ?? [], count: count !== undefined };
+    return {
+      text,
+      kind: 'step',
+      step: Number(step),
+      path: (path ?? '').match(/[A-Za-z0-9_-]+|\*/g) ?? [],
+      count: count !== undefined,
+    };
   }
   if (filler !== undefined) return { text, kind: 'filler', name: filler };
   if (runtime !== undefined) return { text, kind: 'runtime', name: runtime };
@@ -55,7 +61,8 @@ function parseMatch(match: RegExpMatchArray): PlaceholderMatch {
 export function findPlaceholders(value: unknown): PlaceholderMatch[] {
   const found: PlaceholderMatch[] = [];
   const visit = (node: unknown) => {
-    if (typeof node === 'string') for (const match of node.matchAll(PLACEHOLDER)) found.push(parseMatch(match));
+    if (typeof node === 'string')
+      for (const match of node.matchAll(PLACEHOLDER)) found.push(parseMatch(match));
     else if (Array.isArray(node)) node.forEach(visit);
     else if (node !== null && typeof node === 'object') Object.values(node).forEach(visit);
   };
@@ -78,7 +85,10 @@ export function followPath(root: unknown, path: readonly string[], placeholder: 
       continue;
     }
     if (node === null || typeof node !== 'object' || !Object.hasOwn(node, part)) {
-      throw new PlanReferenceError(placeholder, `${placeholder}: no field "${path.slice(0, index + 1).join('.')}"`);
+      throw new PlanReferenceError(
+        placeholder,
+        `${placeholder}: no field "${path.slice(0, index + 1).join('.')}"`,
+      );
     }
     node = (node as Record<string, unknown>)[part];
   }
@@ -89,7 +99,11 @@ function resolveOne(match: PlaceholderMatch, scope: ReferenceScope): unknown {
   switch (match.kind) {
     case 'step': {
       const observation = scope.observations[match.step! - 1];
-      if (!observation) throw new PlanReferenceError(match.text, `${match.text}: step ${match.step} has not produced a result`);
+      if (!observation)
+        throw new PlanReferenceError(
+          match.text,
+          `${match.text}: step ${match.step} has not produced a result`,
+        );
       let root: unknown = observation;
       const first = match.path![0];
       if (first !== undefined && !Object.hasOwn(observation, first)) {
@@ -97,12 +111,14 @@ function resolveOne(match: PlaceholderMatch, scope: ReferenceScope): unknown {
         if (content !== null && typeof content === 'object') root = content;
       }
       const value = followPath(root, match.path!, match.text);
-      if (match.count) return Array.isArray(value) ? value.length : typeof value === 'string' ? value.length : value ? 1 : 0;
+      if (match.count)
+        return Array.isArray(value) ? value.length : typeof value === 'string' ? value.length : value ? 1 : 0;
       return value;
     }
     case 'filler': {
       const value = scope.fillers?.[match.name!];
-      if (value === undefined) throw new PlanReferenceError(match.text, `${match.text}: the filler has no value`);
+      if (value === undefined)
+        throw new PlanReferenceError(match.text, `${match.text}: the filler has no value`);
       return value;
     }
     case 'runtime': {
@@ -112,7 +128,8 @@ function resolveOne(match: PlaceholderMatch, scope: ReferenceScope): unknown {
     }
     case 'slot': {
       const value = scope.slots?.[match.name!];
-      if (value === undefined) throw new PlanReferenceError(match.text, `${match.text}: the request has no value for this slot`);
+      if (value === undefined)
+        throw new PlanReferenceError(match.text, `${match.text}: the request has no value for this slot`);
       return value;
     }
   }
@@ -129,17 +146,21 @@ function resolveOne(match: PlaceholderMatch, scope: ReferenceScope): unknown {
 export function resolvePlaceholders(value: unknown, scope: ReferenceScope): unknown {
   if (typeof value === 'string') {
     const matches = [...value.matchAll(PLACEHOLDER)];
-    if (matches.length === 1 && matches[0]![0] === value.trim()) return resolveOne(parseMatch(matches[0]!), scope);
+    if (matches.length === 1 && matches[0]![0] === value.trim())
+      return resolveOne(parseMatch(matches[0]!), scope);
     return value.replace(PLACEHOLDER, (...groups) => {
       const found = resolveOne(parseMatch(groups as unknown as RegExpMatchArray), scope);
       if (typeof found === 'string') return found;
-      if (Array.isArray(found) && found.every((item) => typeof item !== 'object' || item === null)) return found.join(', ');
+      if (Array.isArray(found) && found.every((item) => typeof item !== 'object' || item === null))
+        return found.join(', ');
       return JSON.stringify(found);
     });
   }
   if (Array.isArray(value)) return value.map((item) => resolvePlaceholders(item, scope));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolvePlaceholders(item, scope)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, resolvePlaceholders(item, scope)]),
+    );
   }
   return value;
 }

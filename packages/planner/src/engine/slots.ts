@@ -15,7 +15,10 @@ const PATTERNS: Array<[SlotKind, RegExp]> = [
   ['url', /\bhttps?:\/\/[^\s"'<>)]+[^\s"'<>),.;:!?]/g],
   ['email', /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g],
   ['quoted', /"([^"\n]{1,200})"|“([^”\n]{1,200})”|«([^»\n]{1,200})»|'([^'\n]{2,200})'/g],
-  ['path', /(?:~|\.{1,2})?\/[^\s"'<>,;]*[^\s"'<>,;.:!?)]|\b[\w-]+(?:\/[\w.-]+)*\.(?:md|txt|json|csv|log|pdf|png|jpe?g|html?|xml|ya?ml|toml|ts|js|py|sh|docx?|xlsx?)\b/g],
+  [
+    'path',
+    /(?:~|\.{1,2})?\/[^\s"'<>,;]*[^\s"'<>,;.:!?)]|\b[\w-]+(?:\/[\w.-]+)*\.(?:md|txt|json|csv|log|pdf|png|jpe?g|html?|xml|ya?ml|toml|ts|js|py|sh|docx?|xlsx?)\b/g,
+  ],
   ['date', /\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\/\d{1,2}\/\d{2,4}\b/g],
   ['time', /\b\d{1,2}:\d{2}(?::\d{2})?\b/g],
   ['number', /(?<![\w./-])-?\d+(?:[.,]\d+)?(?![\w/-])/g],
@@ -39,7 +42,8 @@ export function extractSlots(request: string): Slot[] {
       const end = start + match[0].length;
       if (taken.some(([from, to]) => start < to && end > from)) continue;
       taken.push([start, end]);
-      const value = kind === 'quoted' ? (match.slice(1).find((group) => group !== undefined) ?? match[0]) : match[0];
+      const value =
+        kind === 'quoted' ? (match.slice(1).find((group) => group !== undefined) ?? match[0]) : match[0];
       found.push({ kind, value, at: start });
     }
   }
@@ -84,14 +88,20 @@ export function templatize<T>(plan: T, request: string): { template: T; slots: s
       let text = value;
       for (const slot of slots) {
         if (slot.value.length === 0 || !text.includes(slot.value)) continue;
-        if (slot.kind === 'number' && !new RegExp(`(?<![\\w.])${slot.value.replace(/[.]/g, '\\.')}(?![\\w.])`).test(text)) continue;
+        if (
+          slot.kind === 'number' &&
+          !new RegExp(`(?<![\\w.])${slot.value.replace(/[.]/g, '\\.')}(?![\\w.])`).test(text)
+        )
+          continue;
         text = text.split(slot.value).join(`\${SLOT:${slot.name}}`);
         used.add(slot.name);
       }
       return text;
     }
     if (typeof value === 'number') {
-      const slot = slots.find((candidate) => candidate.kind === 'number' && Number(candidate.value.replace(',', '.')) === value);
+      const slot = slots.find(
+        (candidate) => candidate.kind === 'number' && Number(candidate.value.replace(',', '.')) === value,
+      );
       if (slot) {
         used.add(slot.name);
         return `\${SLOT:${slot.name}}`;
@@ -112,7 +122,11 @@ export function templatize<T>(plan: T, request: string): { template: T; slots: s
  * the template needs has no value in the request: such a request must not be
  * served from memory. Numeric slots that are a whole value become numbers again.
  */
-export function bindSlots<T>(template: T, needed: readonly string[], request: string): { plan: T; values: Record<string, string> } | undefined {
+export function bindSlots<T>(
+  template: T,
+  needed: readonly string[],
+  request: string,
+): { plan: T; values: Record<string, string> } | undefined {
   const values: Record<string, string> = {};
   for (const slot of extractSlots(request)) values[slot.name] = slot.value;
   if (!needed.every((name) => values[name] !== undefined)) return undefined;

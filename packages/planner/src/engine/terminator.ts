@@ -30,7 +30,8 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
   en: {
     out_of_scope: {
       cause: 'I cannot do this: it needs something I have no executor for ({detail}).',
-      action: 'Add or authorise an executor that can do it (`metnos executor list` shows what I have), or rephrase the request around what is available.',
+      action:
+        'Add or authorise an executor that can do it (`metnos executor list` shows what I have), or rephrase the request around what is available.',
     },
     no_capability: {
       cause: 'None of my executors can do this ({detail}).',
@@ -42,11 +43,13 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
     },
     recovery_failed: {
       cause: 'The plan failed at {tool} and the alternative failed too: {detail}.',
-      action: 'Give me more detail (the exact path, URL or value), or check the executor with `metnos executor test {tool}`.',
+      action:
+        'Give me more detail (the exact path, URL or value), or check the executor with `metnos executor test {tool}`.',
     },
     blocked: {
       cause: 'I stopped because the vaglio blocked a step: {detail}.',
-      action: 'If the action is safe, rephrase it naming the file or executor explicitly; forbidden paths stay forbidden.',
+      action:
+        'If the action is safe, rephrase it naming the file or executor explicitly; forbidden paths stay forbidden.',
     },
     model_unreachable: {
       cause: 'I could not reach the language model: {detail}.',
@@ -64,7 +67,8 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
   it: {
     out_of_scope: {
       cause: 'Non posso farlo: serve qualcosa per cui non ho un executor ({detail}).',
-      action: 'Aggiungi o autorizza un executor che lo sappia fare (`metnos executor list` mostra quelli disponibili), oppure riformula la richiesta.',
+      action:
+        'Aggiungi o autorizza un executor che lo sappia fare (`metnos executor list` mostra quelli disponibili), oppure riformula la richiesta.',
     },
     no_capability: {
       cause: 'Nessuno dei miei executor sa farlo ({detail}).',
@@ -76,19 +80,23 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
     },
     recovery_failed: {
       cause: 'Il piano è fallito su {tool} e anche l’alternativa è fallita: {detail}.',
-      action: 'Dammi più dettagli (il percorso, l’URL o il valore esatto), oppure verifica l’executor con `metnos executor test {tool}`.',
+      action:
+        'Dammi più dettagli (il percorso, l’URL o il valore esatto), oppure verifica l’executor con `metnos executor test {tool}`.',
     },
     blocked: {
       cause: 'Mi sono fermato perché il vaglio ha bloccato un passo: {detail}.',
-      action: 'Se l’azione è sicura, riformulala nominando esplicitamente il file o l’executor; i percorsi vietati restano vietati.',
+      action:
+        'Se l’azione è sicura, riformulala nominando esplicitamente il file o l’executor; i percorsi vietati restano vietati.',
     },
     model_unreachable: {
       cause: 'Non riesco a raggiungere il modello linguistico: {detail}.',
-      action: 'Avvialo (per Ollama: `ollama serve`) o correggi [runtime.llm] in metnos.toml, poi chiedi di nuovo.',
+      action:
+        'Avvialo (per Ollama: `ollama serve`) o correggi [runtime.llm] in metnos.toml, poi chiedi di nuovo.',
     },
     plan_unreadable: {
       cause: 'Il modello non ha prodotto un piano utilizzabile: {detail}.',
-      action: 'Chiedi di nuovo con parole più semplici, o configura un modello più capace per il livello wise.',
+      action:
+        'Chiedi di nuovo con parole più semplici, o configura un modello più capace per il livello wise.',
     },
     empty_catalog: {
       cause: 'Non ho executor con cui lavorare.',
@@ -98,7 +106,12 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
 };
 
 /** Renders the cause and action for a termination in a language. */
-export function terminationMessage(cause: TerminationCause, language: Language, detail = '', tool = ''): { cause: string; action: string; text: string } {
+export function terminationMessage(
+  cause: TerminationCause,
+  language: Language,
+  detail = '',
+  tool = '',
+): { cause: string; action: string; text: string } {
   const entry = (TERMINATOR_MESSAGES[language] ?? TERMINATOR_MESSAGES.en)[cause];
   const fill = (template: string) => template.replaceAll('{detail}', detail).replaceAll('{tool}', tool);
   const rendered = { cause: fill(entry.cause), action: fill(entry.action) };
@@ -107,8 +120,45 @@ export function terminationMessage(cause: TerminationCause, language: Language, 
 
 /** Guesses the language of a request (Italian or English) from common words. */
 export function detectLanguage(request: string): Language {
-  const words = request.toLowerCase().normalize('NFD').replace(/\p{M}+/gu, '').split(/[^a-z]+/);
-  const italian = new Set(['il', 'lo', 'la', 'gli', 'le', 'di', 'che', 'per', 'con', 'una', 'leggi', 'dimmi', 'mostra', 'cerca', 'sposta', 'scrivi', 'quanti', 'quante', 'quale', 'sono', 'della', 'del', 'nel', 'nella', 'ultime', 'righe', 'cosa', 'fammi', 'manda', 'invia', 'oggi', 'ora']);
+  const words = request
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .split(/[^a-z]+/);
+  const italian = new Set([
+    'il',
+    'lo',
+    'la',
+    'gli',
+    'le',
+    'di',
+    'che',
+    'per',
+    'con',
+    'una',
+    'leggi',
+    'dimmi',
+    'mostra',
+    'cerca',
+    'sposta',
+    'scrivi',
+    'quanti',
+    'quante',
+    'quale',
+    'sono',
+    'della',
+    'del',
+    'nel',
+    'nella',
+    'ultime',
+    'righe',
+    'cosa',
+    'fammi',
+    'manda',
+    'invia',
+    'oggi',
+    'ora',
+  ]);
   const hits = words.filter((word) => italian.has(word)).length;
   return hits >= 1 && hits / Math.max(1, words.length) >= 0.1 ? 'it' : 'en';
 }
@@ -149,7 +199,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS terminator_gaps_key ON terminator_gaps (cause,
  * const log = createGapLog({ path: 'workspace/.runtime/terminator.sqlite' });
  * log.record({ cause: 'no_capability', signature: 'send mail', example: 'send a mail to Ada', detail: 'no mail executor' });
  */
-export function createGapLog(settings: { db: Database.Database; clock?: () => Date } | { path: string; clock?: () => Date }) {
+export function createGapLog(
+  settings: { db: Database.Database; clock?: () => Date } | { path: string; clock?: () => Date },
+) {
   let client: Database.Database;
   if ('db' in settings) client = settings.db;
   else {
@@ -163,15 +215,32 @@ export function createGapLog(settings: { db: Database.Database; clock?: () => Da
   return {
     record(entry: { cause: TerminationCause; signature: string; example: string; detail: string }): number {
       const now = clock().toISOString();
-      const signature = createHash('sha256').update(entry.signature.toLowerCase().trim()).digest('hex').slice(0, 24);
+      const signature = createHash('sha256')
+        .update(entry.signature.toLowerCase().trim())
+        .digest('hex')
+        .slice(0, 24);
       db.insert(gaps)
-        .values({ cause: entry.cause, signature, example: entry.example.slice(0, 500), detail: entry.detail.slice(0, 500), count: 1, firstSeen: now, lastSeen: now })
+        .values({
+          cause: entry.cause,
+          signature,
+          example: entry.example.slice(0, 500),
+          detail: entry.detail.slice(0, 500),
+          count: 1,
+          firstSeen: now,
+          lastSeen: now,
+        })
         .onConflictDoUpdate({
           target: [gaps.cause, gaps.signature],
           set: { count: sql`${gaps.count} + 1`, lastSeen: now, detail: entry.detail.slice(0, 500) },
         })
         .run();
-      return db.select({ count: gaps.count }).from(gaps).where(and(eq(gaps.cause, entry.cause), eq(gaps.signature, signature))).get()?.count ?? 1;
+      return (
+        db
+          .select({ count: gaps.count })
+          .from(gaps)
+          .where(and(eq(gaps.cause, entry.cause), eq(gaps.signature, signature)))
+          .get()?.count ?? 1
+      );
     },
     list(): Array<typeof gaps.$inferSelect> {
       return db.select().from(gaps).orderBy(sql`${gaps.count} desc`).all();

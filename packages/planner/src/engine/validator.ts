@@ -1,6 +1,6 @@
 import { hostValidator, type VerifiedExecutor } from '@metnos/executor-sdk';
-import { findPlaceholders } from './references.ts';
 import type { Plan } from './plan.ts';
+import { findPlaceholders } from './references.ts';
 
 const OBSERVATION_KEYS = new Set(['ok', 'content', 'metadata', 'error']);
 const RUNTIME_KEYS = new Set(['actor', 'lang', 'channel', 'now', 'today']);
@@ -8,7 +8,8 @@ const SENTINEL = '\u0000metnos-placeholder';
 
 function schemaAt(executor: VerifiedExecutor, ref: string): Record<string, unknown> | undefined {
   let node: unknown = executor.schema;
-  for (const part of ref.split('#/')[1]!.split('/')) node = (node as Record<string, unknown> | undefined)?.[part];
+  for (const part of ref.split('#/')[1]!.split('/'))
+    node = (node as Record<string, unknown> | undefined)?.[part];
   return node as Record<string, unknown> | undefined;
 }
 
@@ -22,7 +23,8 @@ function outputHasField(executor: VerifiedExecutor, path: string[]): boolean {
     if (schema.$ref) return true;
     const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
     if (!properties) return schema.type === 'object' && schema.additionalProperties !== false;
-    if (!Object.hasOwn(properties, part)) return schema.additionalProperties !== undefined && schema.additionalProperties !== false;
+    if (!Object.hasOwn(properties, part))
+      return schema.additionalProperties !== undefined && schema.additionalProperties !== false;
     schema = properties[part];
     if (schema?.type === 'array') schema = (schema.items as Record<string, unknown> | undefined) ?? undefined;
   }
@@ -40,7 +42,8 @@ function withoutPlaceholders(value: unknown): unknown {
 
 function valueAt(root: unknown, pointer: string): unknown {
   let node = root;
-  for (const part of pointer.split('/').filter(Boolean)) node = (node as Record<string, unknown> | undefined)?.[part];
+  for (const part of pointer.split('/').filter(Boolean))
+    node = (node as Record<string, unknown> | undefined)?.[part];
   return node;
 }
 
@@ -55,11 +58,17 @@ function valueAt(root: unknown, pointer: string): unknown {
  * @example
  * const errors = validatePlan(plan, catalog.executors());
  */
-export function validatePlan(plan: Plan, executors: readonly VerifiedExecutor[], options: { slots?: readonly string[] } = {}): string[] {
+export function validatePlan(
+  plan: Plan,
+  executors: readonly VerifiedExecutor[],
+  options: { slots?: readonly string[] } = {},
+): string[] {
   const errors: string[] = [];
   const byName = new Map(executors.map((executor) => [executor.name, executor]));
   const ids = new Map<string, number>();
-  plan.steps.forEach((step, index) => ids.set(step.id ?? `s${index + 1}`, index + 1));
+  plan.steps.forEach((step, index) => {
+    ids.set(step.id ?? `s${index + 1}`, index + 1);
+  });
 
   const checkPlaceholders = (value: unknown, stepNumber: number, where: string) => {
     for (const match of findPlaceholders(value)) {
@@ -71,7 +80,11 @@ export function validatePlan(plan: Plan, executors: readonly VerifiedExecutor[],
         const source = byName.get(plan.steps[match.step! - 1]!.tool);
         if (!source) continue;
         const path = match.path!;
-        const fieldPath = OBSERVATION_KEYS.has(path[0] ?? '') ? (path[0] === 'content' ? path.slice(1) : []) : path;
+        const fieldPath = OBSERVATION_KEYS.has(path[0] ?? '')
+          ? path[0] === 'content'
+            ? path.slice(1)
+            : []
+          : path;
         if (!outputHasField(source, fieldPath)) {
           errors.push(`${where}: ${match.text}: ${source.name} does not produce "${fieldPath.join('.')}"`);
         }
@@ -95,7 +108,8 @@ export function validatePlan(plan: Plan, executors: readonly VerifiedExecutor[],
     }
     for (const dependency of step.depends ?? []) {
       const target = typeof dependency === 'number' ? dependency : ids.get(dependency);
-      if (target === undefined || target >= number) errors.push(`${where}: depends on "${dependency}", which is not an earlier step`);
+      if (target === undefined || target >= number)
+        errors.push(`${where}: depends on "${dependency}", which is not an earlier step`);
     }
     const args: Record<string, unknown> = { ...step.args };
     if ('from_step' in args) {
@@ -113,7 +127,11 @@ export function validatePlan(plan: Plan, executors: readonly VerifiedExecutor[],
       for (const error of validator.errors ?? []) {
         const pointer = error.instancePath;
         if (pointer && valueAt(probe, pointer) === SENTINEL) continue;
-        if (error.keyword === 'additionalProperties' && (error.params as { additionalProperty?: string }).additionalProperty === 'entries' && 'from_step' in step.args) {
+        if (
+          error.keyword === 'additionalProperties' &&
+          (error.params as { additionalProperty?: string }).additionalProperty === 'entries' &&
+          'from_step' in step.args
+        ) {
           errors.push(`${where}: ${step.tool} takes no entries, so from_step cannot feed it`);
           continue;
         }

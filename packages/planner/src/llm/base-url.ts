@@ -9,7 +9,7 @@ import { ProviderConfigError } from './errors.ts';
 export function isLoopbackHost(hostname: string): boolean {
   if (hostname === 'localhost' || hostname === '[::1]') return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(hostname);
-  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
+  return octets?.slice(1).every((octet) => Number(octet) <= 255) === true;
 }
 
 /**
