@@ -93,9 +93,11 @@ export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key:
 
 /**
  * How signatures are checked, all over the same bytes:
- * - `node`: synchronous `crypto.verify` (OpenSSL). The default: as fast as
- *   webcrypto for whole catalogs in `pnpm bench:catalog`, and without its thread hops.
- * - `webcrypto`: `crypto.subtle.verify` (OpenSSL on libuv's thread pool).
+ * - `webcrypto`: `crypto.subtle.verify` (OpenSSL on libuv's thread pool, so
+ *   checks run on the second core while the main thread parses the next
+ *   executor). The default: the fastest for whole catalogs on an idle machine
+ *   in `pnpm bench:catalog`.
+ * - `node`: synchronous `crypto.verify` (OpenSSL) on the calling thread.
  * - `noble`: `@noble/curves`, pure JavaScript.
  */
 export type SignatureBackend = 'webcrypto' | 'node' | 'noble';
@@ -121,7 +123,7 @@ export async function verifyStatementAsync(
   statement: SignatureStatement,
   signature: Uint8Array,
   key: PublicKey,
-  backend: SignatureBackend = 'node',
+  backend: SignatureBackend = 'webcrypto',
 ): Promise<boolean> {
   if (backend !== 'webcrypto') return verifyStatement(statement, signature, key, backend);
   try {
