@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '@metnos/autopath/stores';
+import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
@@ -73,13 +72,7 @@ export type ScratchpadSettings =
  * const observation = scratchpad.put('turn-1', bigText, { path: '/tmp/log.txt' });
  */
 export function createScratchpad(settings: ScratchpadSettings) {
-  let client: Database.Database;
-  if ('db' in settings) client = settings.db;
-  else {
-    if (settings.path !== ':memory:') mkdirSync(dirname(settings.path), { recursive: true });
-    client = new Database(settings.path);
-    client.pragma('journal_mode = WAL');
-  }
+  const { client, owned } = openDatabase(settings);
   client.exec(SCHEMA);
   const db: BetterSQLite3Database = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
@@ -155,7 +148,7 @@ export function createScratchpad(settings: ScratchpadSettings) {
     },
 
     close(): void {
-      if (!('db' in settings)) client.close();
+      if (owned) client.close();
     },
   };
 }

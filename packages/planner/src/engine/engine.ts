@@ -503,51 +503,67 @@ export function createEngine(settings: EngineSettings) {
         }
       };
 
-      const first = await proposeValid({ planHashes: excludedPlans });
-      if ('cause' in first) return terminate(first.cause, first.detail, { intent });
-      const outcome = await execute(first.plan);
-      if (outcome.ok) {
-        remember(first.plan, intent, performance.now() - started);
+      /** A proposed plan that ran: remembered, observed, answered. */
+      const succeed = (
+        layer: 'engine' | 'recovery',
+        plan: Plan,
+        outcome: Extract<ExecutionOutcome, { ok: true }>,
+      ) => {
+        remember(plan, intent, performance.now() - started);
         settings.autopath.observe({
           turnId,
           request,
           intentHash: intent.hash,
-          planHash: planHash(templatize(first.plan, request).template),
-          plan: first.plan,
-          layer: 'engine',
+          planHash: planHash(templatize(plan, request).template),
+          plan,
+          layer,
           latencyMs: performance.now() - started,
           vector,
           outcome: 'success',
         });
         return done({
           ...base,
-          layer: 'engine',
+          layer,
           finalKind: 'answer',
           finalMessage: outcome.finalMessage,
-          plan: first.plan,
+          plan,
           steps: outcome.steps,
           intent,
         });
-      }
+      };
+      /** A proposed plan that failed: counted towards its anti-autopath, observed; returns its hash. */
+      const failed = (
+        layer: 'engine' | 'recovery',
+        plan: Plan,
+        outcome: Extract<ExecutionOutcome, { ok: false }>,
+      ) => {
+        const hash = planHash(templatize(plan, request).template);
+        settings.autopath.recordFailure({
+          intentHash: intent.hash,
+          planHash: hash,
+          reason: outcome.error.message,
+        });
+        settings.autopath.observe({
+          turnId,
+          request,
+          intentHash: intent.hash,
+          planHash: hash,
+          plan,
+          layer,
+          latencyMs: performance.now() - started,
+          vector,
+          outcome: 'failure',
+          errorClass: outcome.error.class,
+        });
+        return hash;
+      };
+
+      const first = await proposeValid({ planHashes: excludedPlans });
+      if ('cause' in first) return terminate(first.cause, first.detail, { intent });
+      const outcome = await execute(first.plan);
+      if (outcome.ok) return succeed('engine', first.plan, outcome);
       if (outcome.kind === 'pending_approval') return pendingResult('engine', first.plan, outcome);
-      const failedHash = planHash(templatize(first.plan, request).template);
-      settings.autopath.recordFailure({
-        intentHash: intent.hash,
-        planHash: failedHash,
-        reason: outcome.error.message,
-      });
-      settings.autopath.observe({
-        turnId,
-        request,
-        intentHash: intent.hash,
-        planHash: failedHash,
-        plan: first.plan,
-        layer: 'engine',
-        latencyMs: performance.now() - started,
-        vector,
-        outcome: 'failure',
-        errorClass: outcome.error.class,
-      });
+      const failedHash = failed('engine', first.plan, outcome);
       if (outcome.recovery === 'out_of_scope') {
         const cause: TerminationCause = outcome.error.class === 'Blocked' ? 'blocked' : 'out_of_scope';
         return terminate(cause, `${outcome.tool}: ${outcome.error.message}`, {
@@ -569,35 +585,9 @@ export function createEngine(settings: EngineSettings) {
         );
       }
       const retry = await execute(second.plan);
-      if (retry.ok) {
-        remember(second.plan, intent, performance.now() - started);
-        settings.autopath.observe({
-          turnId,
-          request,
-          intentHash: intent.hash,
-          planHash: planHash(templatize(second.plan, request).template),
-          plan: second.plan,
-          layer: 'recovery',
-          latencyMs: performance.now() - started,
-          vector,
-          outcome: 'success',
-        });
-        return done({
-          ...base,
-          layer: 'recovery',
-          finalKind: 'answer',
-          finalMessage: retry.finalMessage,
-          plan: second.plan,
-          steps: retry.steps,
-          intent,
-        });
-      }
+      if (retry.ok) return succeed('recovery', second.plan, retry);
       if (retry.kind === 'pending_approval') return pendingResult('recovery', second.plan, retry);
-      settings.autopath.recordFailure({
-        intentHash: intent.hash,
-        planHash: planHash(templatize(second.plan, request).template),
-        reason: retry.error.message,
-      });
+      failed('recovery', second.plan, retry);
       const cause: TerminationCause =
         retry.recovery === 'missing_input'
           ? 'missing_input'

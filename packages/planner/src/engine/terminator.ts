@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '@metnos/autopath/stores';
+import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
@@ -202,13 +201,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS terminator_gaps_key ON terminator_gaps (cause,
 export function createGapLog(
   settings: { db: Database.Database; clock?: () => Date } | { path: string; clock?: () => Date },
 ) {
-  let client: Database.Database;
-  if ('db' in settings) client = settings.db;
-  else {
-    if (settings.path !== ':memory:') mkdirSync(dirname(settings.path), { recursive: true });
-    client = new Database(settings.path);
-    client.pragma('journal_mode = WAL');
-  }
+  const { client, owned } = openDatabase(settings);
   client.exec(SCHEMA);
   const db = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
@@ -246,7 +239,7 @@ export function createGapLog(
       return db.select().from(gaps).orderBy(sql`${gaps.count} desc`).all();
     },
     close(): void {
-      if (!('db' in settings)) client.close();
+      if (owned) client.close();
     },
   };
 }
