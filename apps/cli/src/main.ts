@@ -4,6 +4,7 @@ import { askCommand, feedbackCommand } from './commands/ask.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { executorCommand } from './commands/executor.ts';
 import { keysCommand } from './commands/keys.ts';
+import { memoryCommand } from './commands/memory.ts';
 import { CliFailure, type CliIo, processIo } from './output.ts';
 
 export const HELP = `metnos — the Metnos command line
@@ -11,6 +12,7 @@ export const HELP = `metnos — the Metnos command line
 Usage:
   metnos ask "<request>"                       one turn: the request answered through the executors
   metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
+  metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
   metnos doctor                                 what isolation this host supports
@@ -34,6 +36,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         return await askCommand(rest, io);
       case 'feedback':
         return await feedbackCommand(rest, io);
+      case 'memory':
+        return await memoryCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

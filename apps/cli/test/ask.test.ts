@@ -117,6 +117,15 @@ base_url = "http://127.0.0.1:9"
     expect(feedback.out).toContain('recorded');
   });
 
+  it('lists remembered plans and forgets one by hand', async () => {
+    const listed = await cli(['memory', 'list']);
+    const id = /^([0-9a-f-]{36})\s+\d+\s+fs_read@/m.exec(listed.out)?.[1];
+    expect(id).toBeDefined();
+    expect((await cli(['memory', 'forget', id!])).out).toContain(`forgot ${id}`);
+    expect((await cli(['memory', 'list'])).out).not.toContain(id!);
+    expect((await cli(['memory', 'forget', id!])).code).toBe(1);
+  });
+
   it('runs the turn-by-turn loop with native tool calls', async () => {
     server.push(
       { toolCalls: [{ name: 'fs_read', args: { path: 'notes/diary.md', mode: 'head', lines: 1 } }] },
