@@ -1,7 +1,13 @@
 import type { Dirent, Stats } from 'node:fs';
-import { lstat, opendir, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { lstat, opendir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  ok,
+  resolveAllowedPath,
+} from '@metnos/executor-sdk/define';
 
 interface Args {
   path?: string;
@@ -29,51 +35,6 @@ interface Output {
   count: number;
   truncated: boolean;
   unreadable: number;
-}
-
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
-/**
- * Resolves a caller's path against the workspace and keeps it inside the
- * profile's read roots, both as written and after following symbolic links.
- */
-async function resolveAllowed(
-  input: string,
-  ctx: ExecutorContext,
-  roots: readonly string[],
-): Promise<string> {
-  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
-  const absolute = resolve(ctx.workspace, input);
-  if (!roots.some((root) => isInside(resolve(root), absolute))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may read`);
-  }
-  const real = await realpathLenient(absolute);
-  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
-  if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure(
-      'PermissionDenied',
-      `${input} leads through a symbolic link to outside the allowed folders`,
-    );
-  }
-  return real;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
 }
 
 function failureForCode(error: unknown, path: string): never {
@@ -144,7 +105,7 @@ function entryType(dirent: Dirent | Stats): EntryType {
 export default defineExecutor<Args, Output>({
   async run(args, ctx) {
     const input = args.path ?? '.';
-    const root = await resolveAllowed(input, ctx, ctx.profile.fs.read);
+    const root = await resolveAllowedPath(input, ctx, { roots: ctx.profile.fs.read, verb: 'read' });
     const shown = displayPath(root, ctx);
     const rootStats = await stat(root).catch((error: unknown) => failureForCode(error, shown));
     if (!rootStats.isDirectory()) {

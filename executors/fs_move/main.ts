@@ -1,7 +1,14 @@
 import type { Stats } from 'node:fs';
-import { cp, lstat, mkdir, realpath, rename, rm } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { cp, lstat, mkdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  isInside,
+  ok,
+  resolveAllowedPath,
+} from '@metnos/executor-sdk/define';
 
 interface Args {
   source: string;
@@ -22,60 +29,6 @@ interface Output {
 
 /** Workspace folders no executor writes into, whatever its profile says. */
 const RESERVED = ['.audit'];
-
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
-/**
- * Resolves a caller's path against the workspace and keeps it inside the
- * profile's write roots. The last component is not followed, so a symbolic
- * link is handled as the link itself; every folder above it is. An allowed
- * root itself may be a destination (move into it) but never a source.
- */
-async function resolveAllowed(
-  input: string,
-  ctx: ExecutorContext,
-  roots: readonly string[],
-  allowRoot: boolean,
-): Promise<string> {
-  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
-  const absolute = resolve(ctx.workspace, input);
-  if (!roots.some((root) => isInside(resolve(root), absolute))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may change`);
-  }
-  const real = join(await realpathLenient(dirname(absolute)), basename(absolute));
-  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
-  if (!realRoots.some((root) => isInside(root, real) && (allowRoot || real !== root))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may change`);
-  }
-  const workspace = await realpathLenient(resolve(ctx.workspace));
-  for (const reserved of RESERVED) {
-    if (isInside(join(workspace, reserved), real)) {
-      throw new ExecutorFailure(
-        'PermissionDenied',
-        `${reserved}/ is reserved to Metnos and never changed by executors`,
-      );
-    }
-  }
-  return real;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
-}
 
 function entryType(stats: Stats): EntryType {
   if (stats.isSymbolicLink()) return 'symlink';
@@ -110,8 +63,19 @@ function failureForCode(error: unknown, from: string, to: string): never {
 export default defineExecutor<Args, Output>({
   async run(args, ctx) {
     const roots = ctx.profile.fs.write;
-    const source = await resolveAllowed(args.source, ctx, roots, false);
-    let destination = await resolveAllowed(args.destination, ctx, roots, true);
+    const source = await resolveAllowedPath(args.source, ctx, {
+      roots,
+      verb: 'change',
+      followLast: false,
+      allowRoot: false,
+      reserved: RESERVED,
+    });
+    let destination = await resolveAllowedPath(args.destination, ctx, {
+      roots,
+      verb: 'change',
+      followLast: false,
+      reserved: RESERVED,
+    });
     const from = displayPath(source, ctx);
 
     const sourceStats = await lstat(source).catch(() => undefined);

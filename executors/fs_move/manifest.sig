@@ -6,9 +6,9 @@
   "version": "1.0.0",
   "digests": {
     "manifest": "blake3:936163cf180d82ce0e20192cf8fa9bb66e875fd356f6c0bfc0e52d39e417ee0c",
-    "code": "blake3:c38566074e711476231a6d1c20b6f193caa6011e42dd3b0ab08ba979f2942aee",
+    "code": "blake3:f400a5e89ac10961bd5f3fbd5d957662069775c3a5747d6b77a24c897429db50",
     "schema": "blake3:dde1482a3b5d200b1332e50267dc6109491c6a9d6188afcab90006a86edef7d4",
     "profile_lock": "blake3:d21bd1f6d5e7ffcd5d4c56883c6f91601c9f65d763aaacbc835c546045c19426"
   },
-  "signature": "PfBq+RueIsMkA+BdYXzdDSpvyRlOFzhyxCH0lMmzpPD1Uvhp0PY+yafpv/Qm+9iPscCbVd97o2fJLXzFgJ+6Cw=="
+  "signature": "/4b2Qks2bbIndD4AZui7C+XiXHtCV/Z8ulphSzDYRuo/4POS+eetNEuJd3mg63TGMl9+72GS1X485B9zKGgHDQ=="
 }

@@ -1,7 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
-import { open, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { open } from 'node:fs/promises';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  ok,
+  resolveAllowedPath,
+} from '@metnos/executor-sdk/define';
 
 type Mode = 'whole' | 'head' | 'tail' | 'range';
 
@@ -38,51 +43,6 @@ const CHUNK_BYTES = 64 * 1024;
 /** Files up to this size get their lines counted, so tail can say which line numbers it returns. */
 const COUNT_LINES_UP_TO = 32 * 1024 * 1024;
 const NEWLINE = 0x0a;
-
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
-/**
- * Resolves a caller's path against the workspace and keeps it inside the
- * profile's read roots, both as written and after following symbolic links.
- */
-async function resolveAllowed(
-  input: string,
-  ctx: ExecutorContext,
-  roots: readonly string[],
-): Promise<string> {
-  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
-  const absolute = resolve(ctx.workspace, input);
-  if (!roots.some((root) => isInside(resolve(root), absolute))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may read`);
-  }
-  const real = await realpathLenient(absolute);
-  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
-  if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure(
-      'PermissionDenied',
-      `${input} leads through a symbolic link to outside the allowed folders`,
-    );
-  }
-  return real;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
-}
 
 function failureForCode(error: unknown, path: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -214,7 +174,7 @@ export default defineExecutor<Args, Output>({
     const mode = args.mode ?? 'whole';
     const encoding = args.encoding ?? 'utf8';
     const maxBytes = args.max_bytes ?? 1024 * 1024;
-    const path = await resolveAllowed(args.path, ctx, ctx.profile.fs.read);
+    const path = await resolveAllowedPath(args.path, ctx, { roots: ctx.profile.fs.read, verb: 'read' });
     const shown = displayPath(path, ctx);
 
     let handle: FileHandle;

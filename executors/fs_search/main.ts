@@ -1,7 +1,13 @@
 import type { Dirent } from 'node:fs';
-import { opendir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { opendir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  ok,
+  resolveAllowedPath,
+} from '@metnos/executor-sdk/define';
 
 interface Args {
   query: string;
@@ -31,51 +37,6 @@ interface Output {
 
 const LINE_WINDOW = 400;
 const ALWAYS_SKIPPED = new Set(['node_modules']);
-
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
-/**
- * Resolves a caller's path against the workspace and keeps it inside the
- * profile's read roots, both as written and after following symbolic links.
- */
-async function resolveAllowed(
-  input: string,
-  ctx: ExecutorContext,
-  roots: readonly string[],
-): Promise<string> {
-  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
-  const absolute = resolve(ctx.workspace, input);
-  if (!roots.some((root) => isInside(resolve(root), absolute))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may read`);
-  }
-  const real = await realpathLenient(absolute);
-  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
-  if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure(
-      'PermissionDenied',
-      `${input} leads through a symbolic link to outside the allowed folders`,
-    );
-  }
-  return real;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
-}
 
 /** Compiles a file-name glob: `*`, `?`, `{a,b}` and `[...]`. */
 function globToRegExp(glob: string): RegExp {
@@ -150,7 +111,10 @@ export default defineExecutor<Args, Output>({
     const include = args.include === undefined ? undefined : globToRegExp(args.include);
     const maxResults = args.max_results ?? 100;
     const maxFileBytes = args.max_file_bytes ?? 4 * 1024 * 1024;
-    const root = await resolveAllowed(args.path ?? '.', ctx, ctx.profile.fs.read);
+    const root = await resolveAllowedPath(args.path ?? '.', ctx, {
+      roots: ctx.profile.fs.read,
+      verb: 'read',
+    });
     const shownRoot = displayPath(root, ctx);
     const rootStats = await stat(root).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;

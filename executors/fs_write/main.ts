@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { lstat, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  ok,
+  resolveAllowedPath,
+} from '@metnos/executor-sdk/define';
 
 type Mode = 'overwrite' | 'append' | 'create';
 
@@ -26,60 +32,6 @@ interface Output {
 const MAX_BYTES = 8 * 1024 * 1024;
 /** Workspace folders no executor writes into, whatever its profile says. */
 const RESERVED = ['.audit'];
-
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
-/**
- * Resolves a caller's path against the workspace and keeps it inside the
- * profile's write roots, both as written and after following symbolic links.
- */
-async function resolveAllowed(
-  input: string,
-  ctx: ExecutorContext,
-  roots: readonly string[],
-): Promise<string> {
-  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
-  const absolute = resolve(ctx.workspace, input);
-  if (!roots.some((root) => isInside(resolve(root), absolute))) {
-    throw new ExecutorFailure('PermissionDenied', `${input} is outside the folders this executor may write`);
-  }
-  const real = await realpathLenient(absolute);
-  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
-  if (!realRoots.some((root) => isInside(root, real))) {
-    throw new ExecutorFailure(
-      'PermissionDenied',
-      `${input} leads through a symbolic link to outside the allowed folders`,
-    );
-  }
-  const workspace = await realpathLenient(resolve(ctx.workspace));
-  for (const reserved of RESERVED) {
-    if (isInside(join(workspace, reserved), real)) {
-      throw new ExecutorFailure(
-        'PermissionDenied',
-        `${reserved}/ is reserved to Metnos and never written by executors`,
-      );
-    }
-  }
-  return real;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
-}
 
 function failureForCode(error: unknown, path: string): never {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -131,7 +83,11 @@ export default defineExecutor<Args, Output>({
         `the content is ${bytes.length} bytes; at most ${MAX_BYTES} are written at once`,
       );
     }
-    const path = await resolveAllowed(args.path, ctx, ctx.profile.fs.write);
+    const path = await resolveAllowedPath(args.path, ctx, {
+      roots: ctx.profile.fs.write,
+      verb: 'write',
+      reserved: RESERVED,
+    });
     const shown = displayPath(path, ctx);
     const parent = dirname(path);
 

@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
-import { realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { defineExecutor, type ExecutorContext, ExecutorFailure, ok } from '@metnos/executor-sdk/define';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import {
+  defineExecutor,
+  displayPath,
+  ExecutorFailure,
+  isInside,
+  ok,
+  realpathLenient,
+} from '@metnos/executor-sdk/define';
 
 interface Args {
   command: string;
@@ -29,32 +36,12 @@ const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** Time kept back from the call's deadline to report a timeout ourselves. */
 const DEADLINE_MARGIN_MS = 750;
 
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
-async function realpathLenient(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(await realpathLenient(parent), basename(path));
-  }
-}
-
 async function insideAny(path: string, roots: readonly string[]): Promise<boolean> {
   const real = await realpathLenient(path);
   for (const root of roots) {
     if (isInside(resolve(root), path) && isInside(await realpathLenient(resolve(root)), real)) return true;
   }
   return false;
-}
-
-function displayPath(absolute: string, ctx: ExecutorContext): string {
-  const workspace = resolve(ctx.workspace);
-  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
 }
 
 /**

@@ -48,3 +48,26 @@ export declare class ExecutorFailure extends Error {
   constructor(errorClass: string, message: string);
   readonly errorClass: string;
 }
+
+/** True when `target` is `root` or inside it (both absolute). */
+export declare function isInside(root: string, target: string): boolean;
+/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
+export declare function realpathLenient(path: string): Promise<string>;
+/** Resolves a caller's path against the workspace and keeps it inside `roots`, as written and after symlinks. */
+export declare function resolveAllowedPath(
+  input: string,
+  ctx: ExecutorContext,
+  options: {
+    roots: readonly string[];
+    /** The verb in the refusal message: "read", "write", "change". */
+    verb?: string;
+    /** Follow a symbolic link in the last component (false for renames). Default true. */
+    followLast?: boolean;
+    /** May the path be a root itself? Default true. */
+    allowRoot?: boolean;
+    /** Workspace-relative folders that are refused even inside the roots. */
+    reserved?: readonly string[];
+  },
+): Promise<string>;
+/** A path as the user should see it: relative to the workspace when inside it. */
+export declare function displayPath(absolute: string, ctx: ExecutorContext): string;

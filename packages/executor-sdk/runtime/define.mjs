@@ -1,5 +1,8 @@
-// The authoring surface of an executor's code file. Zero dependencies: the
-// harness maps `@metnos/executor-sdk/define` to this file inside the sandbox.
+// The authoring surface of an executor's code file. Zero dependencies beside
+// Node built-ins: the harness maps `@metnos/executor-sdk/define` to this file
+// inside the sandbox.
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 const EXECUTOR = Symbol.for('metnos.executor.definition');
 
@@ -41,4 +44,69 @@ export class ExecutorFailure extends Error {
     this.name = 'ExecutorFailure';
     this.errorClass = errorClass;
   }
+}
+
+/** True when `target` is `root` or inside it (both absolute). */
+export function isInside(root, target) {
+  const rel = relative(root, target);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** The real path of `path`, or of its deepest existing ancestor with the rest appended. */
+export async function realpathLenient(path) {
+  try {
+    return await realpath(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(await realpathLenient(parent), basename(path));
+  }
+}
+
+/**
+ * Resolves a caller's path against the workspace and keeps it inside `roots`
+ * (the profile's read or write list), both as written and after following
+ * symbolic links; fails with `PermissionDenied` otherwise. The sandbox checks
+ * the same before the process starts; this keeps the executor honest on its own.
+ *
+ * @example
+ * const file = await resolveAllowedPath(args.path, ctx, { roots: ctx.profile.fs.read, verb: 'read' });
+ */
+export async function resolveAllowedPath(input, ctx, options) {
+  const { roots, verb = 'read', followLast = true, allowRoot = true, reserved = [] } = options;
+  if (input.includes('\0')) throw new ExecutorFailure('PermissionDenied', 'the path contains a NUL byte');
+  const absolute = resolve(ctx.workspace, input);
+  if (!roots.some((root) => isInside(resolve(root), absolute))) {
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} is outside the folders this executor may ${verb}`,
+    );
+  }
+  const real = followLast
+    ? await realpathLenient(absolute)
+    : join(await realpathLenient(dirname(absolute)), basename(absolute));
+  const realRoots = await Promise.all(roots.map((root) => realpathLenient(resolve(root))));
+  if (!realRoots.some((root) => isInside(root, real) && (allowRoot || real !== root))) {
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} leads outside the folders this executor may ${verb}`,
+    );
+  }
+  if (reserved.length > 0) {
+    const workspace = await realpathLenient(resolve(ctx.workspace));
+    for (const name of reserved) {
+      if (isInside(join(workspace, name), real)) {
+        throw new ExecutorFailure(
+          'PermissionDenied',
+          `${name}/ is reserved to Metnos and never touched by executors`,
+        );
+      }
+    }
+  }
+  return real;
+}
+
+/** A path as the user should see it: relative to the workspace when inside it. */
+export function displayPath(absolute, ctx) {
+  const workspace = resolve(ctx.workspace);
+  return isInside(workspace, absolute) ? relative(workspace, absolute) || '.' : absolute;
 }
