@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
+import type { Embedder } from '@metnos/autopath';
+import type { AutopathStore, FastpathStore } from '@metnos/autopath/stores';
 import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
 import { type PrefilterSettings, prefilter } from '../prefilter.ts';
@@ -23,90 +25,28 @@ import { validatePlan } from './validator.ts';
 export type EngineLayer = 'fastpath' | 'autopath' | 'engine' | 'recovery' | 'terminator';
 
 /** The embedding contract the engine needs (`@metnos/autopath`'s `Embedder`). */
-export interface EngineEmbedder {
-  embed(texts: string[]): Promise<Float32Array[]>;
-}
+export type EngineEmbedder = Pick<Embedder, 'embed'>;
 
-/** The L0 store as the engine uses it (`createFastpathStore` from `@metnos/autopath`). */
-export interface EngineFastpathStore {
-  save(input: {
-    fingerprint: string;
-    request: string;
-    template: unknown;
-    slots: string[];
-    tools: Array<{ name: string; version: string }>;
-    vector?: Float32Array;
-  }): { id: string };
-  byFingerprint(
-    fingerprint: string,
-  ):
-    | { id: string; template: unknown; slots: string[]; tools: Array<{ name: string; version: string }> }
-    | undefined;
-  nearest(
-    vector: Float32Array,
-    k?: number,
-  ): Array<{
-    entry: {
-      id: string;
-      template: unknown;
-      slots: string[];
-      tools: Array<{ name: string; version: string }>;
-      fingerprint: string;
-    };
-    score: number;
-  }>;
-  markUsed(id: string): void;
-  remove(id: string): boolean;
-}
+/** The L0 store as the engine uses it (`createFastpathStore` from `@metnos/autopath/stores`). */
+export type EngineFastpathStore = Pick<
+  FastpathStore,
+  'save' | 'byFingerprint' | 'nearest' | 'markUsed' | 'remove'
+>;
 
-/** The L1 store as the engine uses it (`createAutopathStore` from `@metnos/autopath`). */
-export interface EngineAutopathStore {
-  assignCluster(vector: Float32Array): { id: string };
-  nearestCluster(vector: Float32Array): { id: string; score: number } | undefined;
-  champion(clusterId: string):
-    | {
-        intentHash: string;
-        planHash: string;
-        template: unknown;
-        slots: string[];
-        tools: Array<{ name: string; version: string }>;
-      }
-    | undefined;
-  championForIntent(intentHash: string):
-    | {
-        intentHash: string;
-        planHash: string;
-        template: unknown;
-        slots: string[];
-        tools: Array<{ name: string; version: string }>;
-      }
-    | undefined;
-  recordSuccess(input: {
-    clusterId: string;
-    intentHash: string;
-    planHash: string;
-    template: unknown;
-    slots: string[];
-    tools: Array<{ name: string; version: string }>;
-    latencyMs: number;
-  }): unknown;
-  recordFailure(input: { intentHash: string; planHash: string; reason: string }): { anti: boolean };
-  isAnti(intentHash: string, planHash: string): boolean;
-  antiFor(intentHash: string): Array<{ planHash: string }>;
-  observe(input: {
-    turnId: string;
-    request: string;
-    intentHash?: string;
-    planHash?: string;
-    plan?: unknown;
-    layer: string;
-    latencyMs: number;
-    vector?: Float32Array;
-    outcome: 'success' | 'failure';
-    errorClass?: string;
-  }): number;
-  feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean;
-}
+/** The L1 store as the engine uses it (`createAutopathStore` from `@metnos/autopath/stores`). */
+export type EngineAutopathStore = Pick<
+  AutopathStore,
+  | 'assignCluster'
+  | 'nearestCluster'
+  | 'champion'
+  | 'championForIntent'
+  | 'recordSuccess'
+  | 'recordFailure'
+  | 'isAnti'
+  | 'antiFor'
+  | 'observe'
+  | 'feedback'
+>;
 
 /** Settings of {@link createEngine}. */
 export interface EngineSettings {
