@@ -431,6 +431,23 @@ describe('the plain process runner', () => {
 });
 
 describe('the audit log', () => {
+  it('returns the result with the cause when the audit line cannot be written', async () => {
+    const broken = await temp.make('broken-audit-');
+    await writeFile(join(broken, '.audit'), 'a file where the audit folder should be');
+    const stubborn = createInvoker({
+      catalog,
+      runner: createProcessRunner(),
+      audit: createAuditLog({ workspace: broken }),
+    });
+    const result = await stubborn.invoke(
+      'greet',
+      { name: 'Ada', count: 1 },
+      { ...options, workspace: broken },
+    );
+    expect(result).toMatchObject({ ok: true, content: { greeting: 'Hello, Ada!' } });
+    expect(String(result.metadata?.audit_error)).toMatch(/audit line could not be written/);
+  });
+
   it('writes one line per call with the documented fields', async () => {
     const long = 'é'.repeat(500);
     const args = { name: 'Ada', count: 3 };

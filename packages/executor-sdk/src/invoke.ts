@@ -86,20 +86,31 @@ export function createInvoker(settings: InvokerSettings) {
   ): Promise<void> {
     if (!settings.audit) return;
     const digest = await loadBlake3();
-    await settings.audit.append({
-      ts: started.toISOString(),
-      trace_id: context.traceId,
-      turn_id: context.turnId ?? null,
-      executor: name,
-      version: executor?.version ?? null,
-      caller: context.caller,
-      input: summarizeInput(args),
-      output: { size: Buffer.byteLength(report.stdout), sha: report.stdout ? digest(report.stdout) : null },
-      duration_ms: Math.round(report.durationMs),
-      exit: report.exit,
-      ...(report.result.ok ? {} : { error_class: report.result.error.class }),
-      ...(report.result.isolation ? { isolation: report.result.isolation.tier } : {}),
-    });
+    try {
+      await appendLine(digest);
+    } catch (error) {
+      // The call has happened; its result is not lost because the log could not take the line
+      // (a full disk, a read-only folder). The caller sees why in the metadata.
+      const message = `the audit line could not be written: ${(error as Error)?.message ?? String(error)}`;
+      report.result = { ...report.result, metadata: { ...report.result.metadata, audit_error: message } };
+    }
+
+    async function appendLine(digest: (data: string) => string): Promise<void> {
+      await settings.audit!.append({
+        ts: started.toISOString(),
+        trace_id: context.traceId,
+        turn_id: context.turnId ?? null,
+        executor: name,
+        version: executor?.version ?? null,
+        caller: context.caller,
+        input: summarizeInput(args),
+        output: { size: Buffer.byteLength(report.stdout), sha: report.stdout ? digest(report.stdout) : null },
+        duration_ms: Math.round(report.durationMs),
+        exit: report.exit,
+        ...(report.result.ok ? {} : { error_class: report.result.error.class }),
+        ...(report.result.isolation ? { isolation: report.result.isolation.tier } : {}),
+      });
+    }
   }
 
   return {
