@@ -133,10 +133,18 @@ export {
   type PrefilterSettings,
   prefilter,
   type RankedCandidate,
+  rankExecutors,
   STOP_WORDS,
   tokenize,
 } from './prefilter.ts';
-export type { ApprovalChecker, CallReviewer, ReviewContext, ReviewedCall, ReviewVerdict } from './review.ts';
+export {
+  type ApprovalChecker,
+  type CallReviewer,
+  executorContract,
+  type ReviewContext,
+  type ReviewedCall,
+  type ReviewVerdict,
+} from './review.ts';
 export {
   createScratchpad,
   SCRATCHPAD_READ_TOOL,

@@ -1,3 +1,5 @@
+import type { VerifiedExecutor } from '@metnos/executor-sdk';
+
 /** What the pre-filter needs to know about an executor. */
 export interface PrefilterEntry {
   name: string;
@@ -92,4 +94,32 @@ export function prefilter<Entry extends PrefilterEntry>(
   let candidates = ranked.slice(0, k);
   if (top > 0 && confidence >= 0.5) candidates = candidates.filter((candidate) => candidate.score > 0);
   return { candidates, k, confidence, tokens };
+}
+
+/**
+ * Ranks loaded executors with {@link prefilter} (affinity and summary from each
+ * manifest) and returns the chosen executors with the ranking's confidence.
+ *
+ * @example
+ * const { executors } = rankExecutors('fetch https://example.com', catalog.executors());
+ */
+export function rankExecutors(
+  request: string,
+  executors: readonly VerifiedExecutor[],
+  settings: PrefilterSettings = {},
+): { executors: VerifiedExecutor[]; confidence: number } {
+  const ranked = prefilter(
+    request,
+    executors.map((executor) => ({
+      name: executor.name,
+      summary: executor.manifest.executor.summary,
+      affinity: executor.manifest.executor.affinity,
+      executor,
+    })),
+    settings,
+  );
+  return {
+    executors: ranked.candidates.map((candidate) => candidate.entry.executor),
+    confidence: ranked.confidence,
+  };
 }

@@ -1,3 +1,5 @@
+import type { VerifiedExecutor } from '@metnos/executor-sdk';
+
 /**
  * The planner's view of the vaglio: it reviews each call (local mode) or the
  * whole plan (online mode) before anything runs. `@metnos/vaglio` implements it.
@@ -41,4 +43,20 @@ export interface ApprovalChecker {
     id: string,
     call: ReviewedCall,
   ): { ok: true } | { ok: false; reason: string } | Promise<{ ok: true } | { ok: false; reason: string }>;
+}
+
+/**
+ * What the vaglio needs to know about an executor, read from its manifest.
+ *
+ * @example
+ * reviewer.evaluate({ executor: executorContract(catalog.get('fs_write')!), args, request, stepIndex: 1, turnId }, context);
+ */
+export function executorContract(executor: VerifiedExecutor): ReviewedCall['executor'] {
+  return {
+    name: executor.name,
+    version: executor.version,
+    capabilities: executor.manifest.executor.capabilities,
+    sideEffects: executor.manifest.contract.side_effects,
+    idempotent: executor.manifest.contract.idempotent,
+  };
 }

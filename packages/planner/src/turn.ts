@@ -5,8 +5,14 @@ import { z } from 'zod';
 import { hardenArgs, TOOL_UNAVAILABLE } from './hardening.ts';
 import type { ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec } from './model.ts';
 import { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
-import { type PrefilterSettings, prefilter } from './prefilter.ts';
-import type { ApprovalChecker, CallReviewer, ReviewedCall, ReviewVerdict } from './review.ts';
+import { type PrefilterSettings, rankExecutors } from './prefilter.ts';
+import {
+  type ApprovalChecker,
+  type CallReviewer,
+  executorContract,
+  type ReviewedCall,
+  type ReviewVerdict,
+} from './review.ts';
 import {
   SCRATCHPAD_READ_TOOL,
   SCRATCHPAD_THRESHOLD_BYTES,
@@ -338,13 +344,7 @@ export function createPlanner(settings: PlannerSettings) {
 
   function reviewed(state: TurnState, executor: VerifiedExecutor, args: unknown): ReviewedCall {
     return {
-      executor: {
-        name: executor.name,
-        version: executor.version,
-        capabilities: executor.manifest.executor.capabilities,
-        sideEffects: executor.manifest.contract.side_effects,
-        idempotent: executor.manifest.contract.idempotent,
-      },
+      executor: executorContract(executor),
       args,
       request: state.request,
       stepIndex: state.steps.length + 1,
@@ -404,7 +404,18 @@ export function createPlanner(settings: PlannerSettings) {
     approved: boolean,
     signal?: AbortSignal,
   ): Promise<TurnResult | { observation: Record<string, unknown> }> {
-    const base = { tokens_in: 0, tokens_out: 0, latency_ms: 0, raw_args: call.args, sandbox: null };
+    type Base = 'tokens_in' | 'tokens_out' | 'latency_ms' | 'raw_args' | 'sandbox';
+    const base: Pick<StepRecord, Base> = {
+      tokens_in: 0,
+      tokens_out: 0,
+      latency_ms: 0,
+      raw_args: call.args,
+      sandbox: null,
+    };
+    /** Records this call's step (refused or run) and hands its observation back to the loop. */
+    const settle = (step: Omit<StepRecord, 'number' | Base> & Partial<Pick<StepRecord, Base>>) => ({
+      observation: record(state, { ...base, ...step }),
+    });
     const hardened = hardenArgs(call.args);
     if (
       call.name === SCRATCHPAD_READ_TOOL.name &&
@@ -434,32 +445,26 @@ export function createPlanner(settings: PlannerSettings) {
             ok: false,
             error: { class: 'NotFound', message: 'no scratchpad entry with that id in this turn' },
           };
-      return {
-        observation: record(state, {
-          ...base,
-          tool: call.name,
-          resolved_args: args,
-          validation: 'ok',
-          vaglio: null,
-          result: observation.ok ? 'ok' : 'NotFound',
-          observation,
-        }),
-      };
+      return settle({
+        tool: call.name,
+        resolved_args: args,
+        validation: 'ok',
+        vaglio: null,
+        result: observation.ok ? 'ok' : 'NotFound',
+        observation,
+      });
     }
     const executor = state.candidates.find((candidate) => candidate.name === call.name);
     if (!executor || !hardened.ok) {
       const observation = { ok: false, error: { class: 'ToolUnavailable', message: TOOL_UNAVAILABLE } };
-      return {
-        observation: record(state, {
-          ...base,
-          tool: null,
-          resolved_args: null,
-          validation: 'rejected',
-          vaglio: null,
-          result: 'tool unavailable',
-          observation,
-        }),
-      };
+      return settle({
+        tool: null,
+        resolved_args: null,
+        validation: 'rejected',
+        vaglio: null,
+        result: 'tool unavailable',
+        observation,
+      });
     }
     const used = state.calls.get(executor.name) ?? 0;
     if (used >= capSame) {
@@ -475,17 +480,14 @@ export function createPlanner(settings: PlannerSettings) {
     } catch (error) {
       if (!PipingError.isInstance(error)) throw error;
       const observation = { ok: false, error: { class: 'BadReference', message: error.message } };
-      return {
-        observation: record(state, {
-          ...base,
-          tool: executor.name,
-          resolved_args: null,
-          validation: 'rejected',
-          vaglio: null,
-          result: 'BadReference',
-          observation,
-        }),
-      };
+      return settle({
+        tool: executor.name,
+        resolved_args: null,
+        validation: 'rejected',
+        vaglio: null,
+        result: 'BadReference',
+        observation,
+      });
     }
     const target = (resolved as Record<string, unknown>).path ?? (resolved as Record<string, unknown>).url;
     if (guarded.has(executor.name) && typeof target === 'string') {
@@ -497,17 +499,14 @@ export function createPlanner(settings: PlannerSettings) {
           content: `You already have this data at step ${earlier}. Use it and give the final answer.`,
           metadata: { duplicate_of_step: earlier },
         };
-        return {
-          observation: record(state, {
-            ...base,
-            tool: executor.name,
-            resolved_args: resolved,
-            validation: 'skipped',
-            vaglio: null,
-            result: 'duplicate',
-            observation,
-          }),
-        };
+        return settle({
+          tool: executor.name,
+          resolved_args: resolved,
+          validation: 'skipped',
+          vaglio: null,
+          result: 'duplicate',
+          observation,
+        });
       }
     }
     const reviewCall = reviewed(state, executor, resolved);
@@ -516,17 +515,14 @@ export function createPlanner(settings: PlannerSettings) {
       const check = await settings.approvals.check(state.waiting.approvalId, reviewCall);
       if (!check.ok) {
         const observation = { ok: false, error: { class: 'ApprovalInvalid', message: check.reason } };
-        return {
-          observation: record(state, {
-            ...base,
-            tool: executor.name,
-            resolved_args: resolved,
-            validation: 'ok',
-            vaglio: null,
-            result: 'ApprovalInvalid',
-            observation,
-          }),
-        };
+        return settle({
+          tool: executor.name,
+          resolved_args: resolved,
+          validation: 'ok',
+          vaglio: null,
+          result: 'ApprovalInvalid',
+          observation,
+        });
       }
       verdict = { approved: true, reason: 'approved by the user', score: 1, blocked_by: null };
     } else {
@@ -551,17 +547,14 @@ export function createPlanner(settings: PlannerSettings) {
         ok: false,
         error: { class: 'Blocked', message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}` },
       };
-      return {
-        observation: record(state, {
-          ...base,
-          tool: executor.name,
-          resolved_args: resolved,
-          validation: 'ok',
-          vaglio: summarizeVerdict(verdict),
-          result: 'Blocked',
-          observation,
-        }),
-      };
+      return settle({
+        tool: executor.name,
+        resolved_args: resolved,
+        validation: 'ok',
+        vaglio: summarizeVerdict(verdict),
+        result: 'Blocked',
+        observation,
+      });
     }
     state.calls.set(executor.name, used + 1);
     const started = performance.now();
@@ -570,19 +563,16 @@ export function createPlanner(settings: PlannerSettings) {
     if (result.ok && guarded.has(executor.name) && typeof target === 'string') {
       state.reads.set(`${executor.name}\u0000${target}`, state.steps.length + 1);
     }
-    return {
-      observation: record(state, {
-        ...base,
-        latency_ms: Math.round(performance.now() - started),
-        tool: executor.name,
-        resolved_args: resolved,
-        validation: result.ok || !['InvalidInput'].includes(result.error.class) ? 'ok' : 'rejected',
-        vaglio: summarizeVerdict(verdict),
-        sandbox: result.isolation?.tier ?? null,
-        result: result.ok ? 'ok' : result.error.class,
-        observation,
-      }),
-    };
+    return settle({
+      latency_ms: Math.round(performance.now() - started),
+      tool: executor.name,
+      resolved_args: resolved,
+      validation: result.ok || result.error.class !== 'InvalidInput' ? 'ok' : 'rejected',
+      vaglio: summarizeVerdict(verdict),
+      sandbox: result.isolation?.tier ?? null,
+      result: result.ok ? 'ok' : result.error.class,
+      observation,
+    });
   }
 
   function lastUsefulText(state: TurnState): string {
@@ -845,17 +835,8 @@ export function createPlanner(settings: PlannerSettings) {
           'I have no executors to work with (empty catalog): add or re-sign executors, then run `metnos executor list`.',
         );
       }
-      const ranked = prefilter(
-        request,
-        catalog.map((executor) => ({
-          name: executor.name,
-          summary: executor.manifest.executor.summary,
-          affinity: executor.manifest.executor.affinity,
-          executor,
-        })),
-        settings.prefilter,
-      );
-      state.candidates = ranked.candidates.map((candidate) => candidate.entry.executor);
+      const ranked = rankExecutors(request, catalog, settings.prefilter);
+      state.candidates = ranked.executors;
       state.routedMode = route(request, state, ranked.confidence);
       try {
         return state.routedMode === 'online'

@@ -12,6 +12,7 @@ import {
   createTiers,
   createTurnLog,
   type EngineEmbedder,
+  executorContract,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
@@ -210,13 +211,7 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
       if (yes) {
         const executor = parts.catalog.get(pending.executor)!;
         await parts.vaglio.approvals.approve(pending.approvalId, {
-          executor: {
-            name: executor.name,
-            version: executor.version,
-            capabilities: executor.manifest.executor.capabilities,
-            sideEffects: executor.manifest.contract.side_effects,
-            idempotent: executor.manifest.contract.idempotent,
-          },
+          executor: executorContract(executor),
           args: pending.args,
           request,
           stepIndex: result.steps.length + 1,

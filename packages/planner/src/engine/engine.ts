@@ -4,7 +4,7 @@ import type { Embedder } from '@metnos/autopath';
 import type { AutopathStore, FastpathStore } from '@metnos/autopath/stores';
 import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
-import { type PrefilterSettings, prefilter } from '../prefilter.ts';
+import { type PrefilterSettings, rankExecutors } from '../prefilter.ts';
 import type { CallReviewer } from '../review.ts';
 import { type ExecutedStep, type ExecutionOutcome, executePlan, type RecoveryClass } from './executor.ts';
 import { extractIntent, type Intent } from './intent.ts';
@@ -391,16 +391,7 @@ export function createEngine(settings: EngineSettings) {
       }
 
       // L3: propose, validate (one re-proposal), execute, recover once, or terminate.
-      const candidates = prefilter(
-        request,
-        executors.map((executor) => ({
-          name: executor.name,
-          summary: executor.manifest.executor.summary,
-          affinity: executor.manifest.executor.affinity,
-          executor,
-        })),
-        settings.prefilter,
-      ).candidates.map((candidate) => candidate.entry.executor);
+      const candidates = rankExecutors(request, executors, settings.prefilter).executors;
       const proposer = createProposer({ model: models.wise });
       const excludedPlans = settings.autopath.antiFor(intent.hash).map((anti) => anti.planHash);
 

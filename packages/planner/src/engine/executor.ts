@@ -1,6 +1,6 @@
 import type { ExecutorResult, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
-import type { CallReviewer, ReviewVerdict } from '../review.ts';
+import { type CallReviewer, executorContract, type ReviewVerdict } from '../review.ts';
 import { type Plan, planHash } from './plan.ts';
 import {
   entriesOf,
@@ -216,13 +216,7 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
       }
       const verdict = await settings.reviewer.evaluate(
         {
-          executor: {
-            name: executor.name,
-            version: executor.version,
-            capabilities: executor.manifest.executor.capabilities,
-            sideEffects: executor.manifest.contract.side_effects,
-            idempotent: executor.manifest.contract.idempotent,
-          },
+          executor: executorContract(executor),
           args,
           request: settings.request,
           stepIndex: number,
