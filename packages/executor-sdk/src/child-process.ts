@@ -90,10 +90,6 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
       });
       return;
     }
-    const stdoutChunks: Buffer[] = [];
-    const stderrChunks: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderrBytes = 0;
     let cause: { errorClass: string; message: string } | undefined;
     let settled = false;
 
@@ -112,22 +108,21 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     const onAbort = () => stop('Timeout', 'the call was aborted by the caller');
     spec.signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > spec.maxStdoutBytes) {
-        stop('OutputTooLarge', `the executor wrote more than ${spec.maxStdoutBytes} bytes to stdout`);
-        return;
-      }
-      stdoutChunks.push(chunk);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderrBytes += chunk.length;
-      if (stderrBytes > spec.maxStderrBytes) {
-        stop('OutputTooLarge', `the executor wrote more than ${spec.maxStderrBytes} bytes to stderr`);
-        return;
-      }
-      stderrChunks.push(chunk);
-    });
+    /** Keeps a stream's bytes up to its cap; past it, the whole process group is stopped. */
+    const capture = (stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr', cap: number) => {
+      const captured = { chunks: [] as Buffer[], bytes: 0 };
+      stream.on('data', (chunk: Buffer) => {
+        captured.bytes += chunk.length;
+        if (captured.bytes > cap) {
+          stop('OutputTooLarge', `the executor wrote more than ${cap} bytes to ${name}`);
+          return;
+        }
+        captured.chunks.push(chunk);
+      });
+      return captured;
+    };
+    const stdoutCapture = capture(child.stdout!, 'stdout', spec.maxStdoutBytes);
+    const stderrCapture = capture(child.stderr!, 'stderr', spec.maxStderrBytes);
     child.stdin!.on('error', () => {
       // the child may exit before reading its input; the exit handler reports it
     });
@@ -139,8 +134,9 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onAbort);
       killGroup(child.pid);
-      const stdout = Buffer.concat(stdoutChunks).toString('utf8').trim();
-      const stderr = Buffer.concat(stderrChunks).toString('utf8');
+      const stdout = Buffer.concat(stdoutCapture.chunks).toString('utf8').trim();
+      const stderr = Buffer.concat(stderrCapture.chunks).toString('utf8');
+      const stdoutBytes = stdoutCapture.bytes;
       const durationMs = performance.now() - started;
       const base = { exitCode, exitSignal, durationMs, stdoutBytes, stderr, stdout };
       const fail = (errorClass: string, message: string) =>
