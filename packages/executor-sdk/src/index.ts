@@ -101,4 +101,10 @@ export {
   type WorkspaceConfig,
   workspaceConfigSchema,
 } from './trust.ts';
-export { artefactStamps, type VerifiedExecutor, type VerifySettings, verifyExecutor } from './verify.ts';
+export {
+  artefactStamps,
+  contractSchema,
+  type VerifiedExecutor,
+  type VerifySettings,
+  verifyExecutor,
+} from './verify.ts';

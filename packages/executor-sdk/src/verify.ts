@@ -98,6 +98,7 @@ export async function artefactStamps(dir: string, codeFileName: string): Promise
     .join('|');
 }
 
+/** The node a local reference such as `schema.json#/definitions/Input` points at, or undefined. */
 function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown {
   let node: unknown = schema;
   for (const part of ref.split('#/')[1]!.split('/')) {
@@ -107,6 +108,23 @@ function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown 
         : undefined;
   }
   return node;
+}
+
+/**
+ * The input or output JSON Schema of a verified executor (what its manifest's
+ * `[contract]` reference points at in `schema.json`).
+ *
+ * @example
+ * const parameters = contractSchema(executor, 'input'); // { type: 'object', properties: { path: … } }
+ */
+export function contractSchema(
+  executor: VerifiedExecutor,
+  which: 'input' | 'output',
+): Record<string, unknown> | undefined {
+  const ref =
+    which === 'input' ? executor.manifest.contract.input_schema : executor.manifest.contract.output_schema;
+  const node = schemaRefTarget(executor.schema, ref);
+  return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
 }
 
 /** Parses `schema.json` and checks the manifest's references and the keyword subset. */

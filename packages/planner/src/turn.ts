@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
-import type { ExecutorResult, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import {
+  contractSchema,
+  type ExecutorResult,
+  type Invoker,
+  type VerifiedExecutor,
+} from '@metnos/executor-sdk';
 import { z } from 'zod';
 import { hardenArgs, TOOL_UNAVAILABLE } from './hardening.ts';
 import type { ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec } from './model.ts';
@@ -205,10 +210,7 @@ function observationOf(result: ExecutorResult): Record<string, unknown> {
 }
 
 function toolSpec(executor: VerifiedExecutor): ToolSpec {
-  const ref = executor.manifest.contract.input_schema.split('#/')[1]!.split('/');
-  let node: unknown = executor.schema;
-  for (const part of ref) node = (node as Record<string, unknown>)?.[part];
-  const parameters = { ...(node as Record<string, unknown>) };
+  const parameters = { ...contractSchema(executor, 'input') };
   const definitions =
     (executor.schema as Record<string, unknown>).definitions ??
     (executor.schema as Record<string, unknown>).$defs;

@@ -4,6 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   type ChildReport,
+  contractSchema,
   type ExecutorResult,
   type ExecutorRunner,
   exitKind,
@@ -233,16 +234,12 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       const profile = resolveProfile(expanded, forbidden);
       if ('rule' in profile)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
-      let inputSchema: unknown = executor.schema;
-      for (const part of executor.manifest.contract.input_schema.split('#/')[1]?.split('/') ?? []) {
-        inputSchema = (inputSchema as Record<string, unknown> | undefined)?.[part];
-      }
       const violation = checkArguments(args, {
         profile,
         forbidden,
         workspace,
         home,
-        textKeys: textKeysOf(inputSchema),
+        textKeys: textKeysOf(contractSchema(executor, 'input')),
       });
       if (violation)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);

@@ -1,4 +1,4 @@
-import type { VerifiedExecutor } from '@metnos/executor-sdk';
+import { contractSchema, type VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
 import { type Plan, parsePlan } from './plan.ts';
 
@@ -40,17 +40,11 @@ export type ProposeResult =
     };
 
 function describeTool(executor: VerifiedExecutor): string {
-  const at = (ref: string) => {
-    let node: unknown = executor.schema;
-    for (const part of ref.split('#/')[1]!.split('/'))
-      node = (node as Record<string, unknown> | undefined)?.[part];
-    return node;
-  };
   return JSON.stringify({
     name: executor.name,
     description: executor.manifest.executor.summary,
-    input: at(executor.manifest.contract.input_schema),
-    output: at(executor.manifest.contract.output_schema),
+    input: contractSchema(executor, 'input'),
+    output: contractSchema(executor, 'output'),
     errors: executor.manifest.contract.error_classes,
   });
 }

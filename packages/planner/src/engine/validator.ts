@@ -1,4 +1,4 @@
-import { hostValidator, type VerifiedExecutor } from '@metnos/executor-sdk';
+import { contractSchema, hostValidator, type VerifiedExecutor } from '@metnos/executor-sdk';
 import type { Plan } from './plan.ts';
 import { findPlaceholders } from './references.ts';
 
@@ -6,18 +6,11 @@ const OBSERVATION_KEYS = new Set(['ok', 'content', 'metadata', 'error']);
 const RUNTIME_KEYS = new Set(['actor', 'lang', 'channel', 'now', 'today']);
 const SENTINEL = '\u0000metnos-placeholder';
 
-function schemaAt(executor: VerifiedExecutor, ref: string): Record<string, unknown> | undefined {
-  let node: unknown = executor.schema;
-  for (const part of ref.split('#/')[1]!.split('/'))
-    node = (node as Record<string, unknown> | undefined)?.[part];
-  return node as Record<string, unknown> | undefined;
-}
-
 /** Can the output of `executor` hold `path` (after the observation key)? Unknown shapes are allowed. */
 function outputHasField(executor: VerifiedExecutor, path: string[]): boolean {
   const first = path[0];
   if (first === undefined || first === 'length' || first === '*') return true;
-  let schema = schemaAt(executor, executor.manifest.contract.output_schema);
+  let schema = contractSchema(executor, 'output');
   for (const part of path) {
     if (!schema || part === '*' || part === 'length' || /^\d+$/.test(part)) return true;
     if (schema.$ref) return true;
