@@ -39,7 +39,7 @@ async function dropCaches(): Promise<boolean> {
   }
 }
 
-const BACKENDS: SignatureBackend[] = ['webcrypto', 'node', 'noble'];
+const BACKENDS: SignatureBackend[] = ['node', 'webcrypto', 'noble'];
 const key = await generateSigningKey();
 console.log(`Metnos catalog benchmark — node ${process.version}, ${runs} runs per figure\n`);
 

@@ -14,7 +14,7 @@ import {
 import { compareVersions } from './manifest.ts';
 import { writeFileAtomic } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
-import { artefactStamps, type VerifiedExecutor, verifyExecutor } from './verify.ts';
+import { artefactStamps, type VerifiedExecutor, verifyExecutor, verifyExecutors } from './verify.ts';
 
 /** A version that failed a check: kept on disk, never invoked, listed with its reason. */
 export interface QuarantineEntry {
@@ -47,9 +47,8 @@ export interface CatalogSettings {
   stateDir?: string;
   /** `update` (default) records accepted versions; `check` reads the ledger without writing. */
   ledger?: 'update' | 'check';
+  /** How signatures are checked (default `node`, OpenSSL on libuv's thread pool). */
   backend?: SignatureBackend;
-  /** How many executors are verified at once. */
-  concurrency?: number;
   clock?: () => Date;
 }
 
@@ -140,21 +139,23 @@ async function scan(
   return { candidates, currents };
 }
 
-async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  async function worker() {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!);
-    }
+/** A verified version that sits in the wrong folder: the folder names the executor and version. */
+function placementError(candidate: Candidate, executor: VerifiedExecutor): VerificationError | undefined {
+  if (executor.name !== candidate.name) {
+    return new VerificationError({
+      reason: 'name_mismatch',
+      artefact: ARTEFACTS.manifest,
+      message: `${candidate.dir}: manifest names "${executor.name}" but the folder is "${candidate.name}"`,
+    });
   }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
+  if (candidate.folderVersion !== undefined && candidate.folderVersion !== executor.version) {
+    return new VerificationError({
+      reason: 'name_mismatch',
+      artefact: ARTEFACTS.manifest,
+      message: `${candidate.dir}: manifest version ${executor.version} does not match the folder ${candidate.folderVersion}`,
+    });
+  }
+  return undefined;
 }
 
 /**
@@ -319,28 +320,20 @@ export function createCatalog(settings: CatalogSettings) {
       const nextDefaults = new Map<string, string>();
       quarantined = [];
       const { candidates, currents } = await scan(root);
-      const results = await mapLimit(candidates, settings.concurrency ?? 64, async (candidate) => {
-        try {
-          const executor = await verifyExecutor(candidate.dir, verifySettings);
-          if (executor.name !== candidate.name) {
-            throw new VerificationError({
-              reason: 'name_mismatch',
-              artefact: ARTEFACTS.manifest,
-              message: `${candidate.dir}: manifest names "${executor.name}" but the folder is "${candidate.name}"`,
-            });
+      const outcomes = await verifyExecutors(
+        candidates.map((candidate) => candidate.dir),
+        verifySettings,
+      );
+      const results = await Promise.all(
+        candidates.map(async (candidate, index) => {
+          const outcome = outcomes[index]!;
+          const error = outcome.error ?? placementError(candidate, outcome.executor!);
+          if (error === undefined) {
+            return { candidate, executor: outcome.executor, signature: outcome.executor!.signature };
           }
-          if (candidate.folderVersion !== undefined && candidate.folderVersion !== executor.version) {
-            throw new VerificationError({
-              reason: 'name_mismatch',
-              artefact: ARTEFACTS.manifest,
-              message: `${candidate.dir}: manifest version ${executor.version} does not match the folder ${candidate.folderVersion}`,
-            });
-          }
-          return { candidate, executor, signature: executor.signature };
-        } catch (error) {
           return { candidate, error, signature: await signatureDigest(candidate.dir) };
-        }
-      });
+        }),
+      );
       const ordered = results.sort((a, b) =>
         a.executor && b.executor ? compareVersions(b.executor.version, a.executor.version) : 0,
       );

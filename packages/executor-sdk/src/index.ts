@@ -107,4 +107,6 @@ export {
   type VerifiedExecutor,
   type VerifySettings,
   verifyExecutor,
+  verifyExecutors,
+  type VerifyOutcome,
 } from './verify.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blake3Digest } from './hash.ts';
+import { blake3DigestSync, prepareBlake3 } from './hash.ts';
 
 /**
  * Isolation tiers, weakest first. A profile names the weakest tier it accepts;
@@ -97,5 +97,11 @@ export function canonicalProfile(profile: DeclaredProfile): string {
  * const lock = await profileHash(manifest.sandbox); // 'blake3:…'
  */
 export async function profileHash(profile: DeclaredProfile): Promise<string> {
-  return blake3Digest(`metnos.profile.v1\n${canonicalProfile(profile)}`);
+  await prepareBlake3();
+  return profileHashSync(profile);
+}
+
+/** {@link profileHash} for hot paths, once `prepareBlake3()` has resolved. */
+export function profileHashSync(profile: DeclaredProfile): string {
+  return blake3DigestSync(`metnos.profile.v1\n${canonicalProfile(profile)}`);
 }

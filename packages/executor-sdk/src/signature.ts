@@ -92,15 +92,16 @@ export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key:
 }
 
 /**
- * How signatures are checked, all over the same bytes:
- * - `webcrypto`: `crypto.subtle.verify` (OpenSSL on libuv's thread pool, so
- *   checks run on the second core while the main thread parses the next
- *   executor). The default: the fastest for whole catalogs on an idle machine
- *   in `pnpm bench:catalog`.
- * - `node`: synchronous `crypto.verify` (OpenSSL) on the calling thread.
- * - `noble`: `@noble/curves`, pure JavaScript.
+ * How signatures are checked, all over the same bytes and the same RFC 8032 rules:
+ * - `node`: OpenSSL through `crypto.verify`; in async contexts (catalog loads)
+ *   with a callback, so checks run on libuv's thread pool while the main
+ *   thread reads and parses the next executor. The default: the fastest for
+ *   whole catalogs in `pnpm bench:catalog`.
+ * - `webcrypto`: `crypto.subtle.verify`, the same OpenSSL on the same pool,
+ *   with more per-call overhead on the main thread.
+ * - `noble`: `@noble/curves`, pure JavaScript, for hosts without Ed25519 in OpenSSL.
  */
-export type SignatureBackend = 'webcrypto' | 'node' | 'noble';
+export type SignatureBackend = 'node' | 'webcrypto' | 'noble';
 
 const subtleKeys = new Map<string, Promise<webcrypto.CryptoKey>>();
 
@@ -116,23 +117,26 @@ function subtleKey(key: PublicKey): Promise<webcrypto.CryptoKey> {
 }
 
 /**
- * Checks an Ed25519 signature over a statement with any backend. Never
- * rejects on bad input: a malformed key or signature is `false`.
+ * Checks an Ed25519 signature over a statement with any backend, off the
+ * calling thread where the backend allows. Never rejects on bad input: a
+ * malformed key or signature is `false`.
  */
 export async function verifyStatementAsync(
   statement: SignatureStatement,
   signature: Uint8Array,
   key: PublicKey,
-  backend: SignatureBackend = 'webcrypto',
+  backend: SignatureBackend = 'node',
 ): Promise<boolean> {
-  if (backend !== 'webcrypto') return verifyStatement(statement, signature, key, backend);
+  if (backend === 'noble') return verifyStatement(statement, signature, key, backend);
   try {
-    return await crypto.subtle.verify(
-      { name: 'Ed25519' },
-      await subtleKey(key),
-      signature,
-      statementBytes(statement),
-    );
+    const bytes = statementBytes(statement);
+    if (backend === 'webcrypto') {
+      return await crypto.subtle.verify({ name: 'Ed25519' }, await subtleKey(key), signature, bytes);
+    }
+    const publicKey = nodePublicKey(key);
+    return await new Promise<boolean>((resolve) => {
+      nodeVerify(null, bytes, publicKey, signature, (error, valid) => resolve(!error && valid));
+    });
   } catch {
     return false;
   }
