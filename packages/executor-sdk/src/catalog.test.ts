@@ -731,3 +731,24 @@ describe('archive and rehabilitation', () => {
     await expect(catalog.rehabilitate('alive', '1.0.0')).rejects.toThrow(/not archived or quarantined/);
   });
 });
+
+describe('a failure of Metnos itself while loading', () => {
+  it('reports the version for this load but does not keep it quarantined once the fault is gone', async () => {
+    const { key, write, open } = await world();
+    await write('alpha');
+    // A trust list that throws when read stands for any internal fault (a bug, a missing module).
+    const broken = {
+      get keyId(): string {
+        throw new Error('internal fault');
+      },
+      publicKey: key.publicKey,
+    };
+    const faulty = await open({ trustedKeys: [broken] }).load();
+    expect(faulty.loaded).toHaveLength(0);
+    expect(faulty.quarantined[0]?.message).toMatch(/unexpected failure while verifying: internal fault/);
+
+    const healthy = await open().load();
+    expect(healthy.quarantined).toEqual([]);
+    expect(healthy.loaded.map((executor) => executor.name)).toEqual(['alpha']);
+  });
+});

@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import {
 import { compareVersions } from './manifest.ts';
 import { writeFileAtomic } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
+import type { VerificationCache } from './verification-cache.ts';
 import { artefactStamps, type VerifiedExecutor, verifyExecutor, verifyExecutors } from './verify.ts';
 
 /** A version that failed a check: kept on disk, never invoked, listed with its reason. */
@@ -49,6 +50,13 @@ export interface CatalogSettings {
   ledger?: 'update' | 'check';
   /** How signatures are checked (default `node`, OpenSSL on libuv's thread pool). */
   backend?: SignatureBackend;
+  /**
+   * Versions that passed every check on this machine, so a restart re-reads and
+   * re-hashes every artefact but skips the Ed25519 step and the manifest checks
+   * of bytes it has already checked ({@link openVerificationCache}). Saved with
+   * the ledger. Off when absent.
+   */
+  verificationCache?: VerificationCache;
   clock?: () => Date;
 }
 
@@ -111,13 +119,14 @@ async function scan(
     const name = entry.name;
     if (RESERVED_DIRS.has(name) || name.startsWith('.') || !isDir(root, entry)) continue;
     const dir = join(root, name);
-    const entries = listing(dir);
-    if (!entries) continue;
-    const files = new Set(entries.map((item) => item.name));
-    if (files.has(ARTEFACTS.manifest)) {
+    // The common flat layout costs one existence check; only the rest need a listing.
+    if (existsSync(join(dir, ARTEFACTS.manifest))) {
       candidates.push({ name, dir, folderVersion: undefined });
       continue;
     }
+    const entries = listing(dir);
+    if (!entries) continue;
+    const files = new Set(entries.map((item) => item.name));
     const versions = entries
       .filter((item) => /^\d+\.\d+\.\d+/.test(item.name) && isDir(dir, item))
       .map((item) => item.name);
@@ -135,7 +144,7 @@ async function scan(
       currents.set(name, null);
     }
   }
-  candidates.sort((a, b) => a.dir.localeCompare(b.dir));
+  candidates.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
   return { candidates, currents };
 }
 
@@ -176,7 +185,11 @@ export function createCatalog(settings: CatalogSettings) {
   const stateDir = settings.stateDir ?? join(root, '.state');
   const ledgerPath = join(stateDir, 'ledger.json');
   const archiveDir = join(root, '.archive');
-  const verifySettings = { trustedKeys: settings.trustedKeys, backend: settings.backend };
+  const verifySettings = {
+    trustedKeys: settings.trustedKeys,
+    backend: settings.backend,
+    verificationCache: settings.verificationCache,
+  };
 
   let executors = new Map<string, Map<string, VerifiedExecutor>>();
   let defaults = new Map<string, string>();
@@ -302,6 +315,8 @@ export function createCatalog(settings: CatalogSettings) {
     await mkdir(stateDir, { recursive: true });
     await writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
     await lifecycle?.save();
+    // A cache that cannot be written costs the next start time, never correctness.
+    await settings.verificationCache?.save();
   }
 
   const catalog = {
@@ -346,7 +361,9 @@ export function createCatalog(settings: CatalogSettings) {
             );
             entry.version = versionMatch?.[1];
           }
-          quarantine(entry, result.signature);
+          // Only a verdict on the files is remembered: a failure of Metnos itself (a bug, a
+          // missing module) must not keep a good executor quarantined once it is fixed.
+          quarantine(entry, result.signature, VerificationError.isInstance(result.error));
           continue;
         }
         const admission = admit(result.executor, result.signature, life, previous);

@@ -25,12 +25,13 @@ export async function blake3Digest(data: string | Uint8Array): Promise<string> {
   return DIGEST_PREFIX + instance.digest('hex');
 }
 
+/** The shared hasher once it has loaded; {@link blake3DigestSync} needs it. */
+let ready: IHasher | undefined;
+
 /** Resolves once the hasher is ready, so hot paths can call {@link blake3DigestSync}. */
 export async function prepareBlake3(): Promise<void> {
-  await sharedHasher();
+  ready ??= await sharedHasher();
 }
-
-let ready: IHasher | undefined;
 
 /**
  * Synchronous BLAKE3 for hot paths. Call {@link prepareBlake3} once first.
@@ -50,6 +51,6 @@ export function blake3DigestSync(data: string | Uint8Array): string {
 
 /** Prepares the hasher and returns the synchronous digest function. */
 export async function loadBlake3(): Promise<(data: string | Uint8Array) => string> {
-  ready = await sharedHasher();
+  await prepareBlake3();
   return blake3DigestSync;
 }

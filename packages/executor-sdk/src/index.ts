@@ -91,6 +91,7 @@ export {
   type SignatureBackend,
   type SignatureStatement,
   statementBytes,
+  verifySignedBytesAsync,
   verifyStatement,
   verifyStatementAsync,
 } from './signature.ts';
@@ -102,11 +103,17 @@ export {
   workspaceConfigSchema,
 } from './trust.ts';
 export {
+  openVerificationCache,
+  type VerificationCache,
+  type VerificationCacheSettings,
+  type VerifiedSet,
+} from './verification-cache.ts';
+export {
   artefactStamps,
   contractSchema,
   type VerifiedExecutor,
+  type VerifyOutcome,
   type VerifySettings,
   verifyExecutor,
   verifyExecutors,
-  type VerifyOutcome,
 } from './verify.ts';

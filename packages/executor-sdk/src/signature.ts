@@ -121,15 +121,24 @@ function subtleKey(key: PublicKey): Promise<webcrypto.CryptoKey> {
  * calling thread where the backend allows. Never rejects on bad input: a
  * malformed key or signature is `false`.
  */
-export async function verifyStatementAsync(
+export function verifyStatementAsync(
   statement: SignatureStatement,
   signature: Uint8Array,
   key: PublicKey,
   backend: SignatureBackend = 'node',
 ): Promise<boolean> {
-  if (backend === 'noble') return verifyStatement(statement, signature, key, backend);
+  return verifySignedBytesAsync(statementBytes(statement), signature, key, backend);
+}
+
+/** {@link verifyStatementAsync} over statement bytes already built with {@link statementBytes}. */
+export async function verifySignedBytesAsync(
+  bytes: Uint8Array,
+  signature: Uint8Array,
+  key: PublicKey,
+  backend: SignatureBackend = 'node',
+): Promise<boolean> {
   try {
-    const bytes = statementBytes(statement);
+    if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey, { zip215: false });
     if (backend === 'webcrypto') {
       return await crypto.subtle.verify({ name: 'Ed25519' }, await subtleKey(key), signature, bytes);
     }

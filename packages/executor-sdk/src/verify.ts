@@ -12,8 +12,10 @@ import {
   type SignatureFile,
   type SignatureStatement,
   signatureFileSchema,
-  verifyStatementAsync,
+  statementBytes,
+  verifySignedBytesAsync,
 } from './signature.ts';
+import type { VerificationCache } from './verification-cache.ts';
 
 /** An executor version that passed every check, ready to invoke. */
 export interface VerifiedExecutor {
@@ -39,6 +41,12 @@ export interface VerifySettings {
   /** Public keys whose signatures are accepted. Nothing else is trusted. */
   trustedKeys: readonly PublicKey[];
   backend?: SignatureBackend;
+  /**
+   * Versions that passed every check on this machine ({@link openVerificationCache}).
+   * Every artefact is still read, hashed and compared with the signed statement,
+   * and the key with the trust list; a confirmed entry stands in for the rest.
+   */
+  verificationCache?: VerificationCache;
 }
 
 interface Artefact {
@@ -256,21 +264,14 @@ interface Prepared {
   signatureFile: SignatureFile;
   key: PublicKey;
   statement: SignatureStatement;
+  /** The exact bytes the signature covers. */
+  statementBytes: Uint8Array;
   signature: Uint8Array;
 }
 
-/**
- * Reads and checks one version directory up to its signature: the manifest
- * parses, the schema is usable, the profile matches its lock, the key is
- * trusted. Synchronous (BLAKE3 must be ready), so a catalog can prepare the
- * next version while signatures are checked off the main thread.
- */
-function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
-  const manifestArtefact = readArtefact(dir, ARTEFACTS.manifest);
-  const manifestBytes = manifestArtefact.bytes;
-  let manifest: Manifest;
+function manifestFromToml(bytes: Buffer, dir: string): Manifest {
   try {
-    manifest = parseManifest(manifestBytes.toString('utf8'), join(dir, ARTEFACTS.manifest));
+    return parseManifest(bytes.toString('utf8'), join(dir, ARTEFACTS.manifest));
   } catch (error) {
     if (!ManifestError.isInstance(error)) throw error;
     throw new VerificationError({
@@ -280,6 +281,101 @@ function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
       cause: error,
     });
   }
+}
+
+/** The signed-set fields of `manifest.sig` as a statement. */
+function statementOf(signatureFile: SignatureFile): SignatureStatement {
+  return {
+    keyId: signatureFile.key_id,
+    name: signatureFile.name,
+    version: signatureFile.version,
+    manifest: signatureFile.digests.manifest,
+    code: signatureFile.digests.code,
+    schema: signatureFile.digests.schema,
+    profileLock: signatureFile.digests.profile_lock,
+  };
+}
+
+/**
+ * The fast path of a restart: the files on disk are byte for byte the signed
+ * set, its key is trusted today, and the cache confirms this very set (with
+ * this parsed manifest) passed every check before. Anything else returns
+ * undefined and the version is checked in full.
+ */
+function confirmRemembered(
+  dir: string,
+  cache: VerificationCache,
+  manifestJson: string,
+  files: { digests: VerifiedExecutor['digests']; schemaBytes: Buffer; stamps: string; codeFileName: string },
+  signatureFile: SignatureFile,
+  trustedKeys: readonly PublicKey[],
+): VerifiedExecutor | undefined {
+  const key = trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
+  const statement = statementOf(signatureFile);
+  const { digests } = files;
+  if (
+    !key ||
+    statement.manifest !== digests.manifest ||
+    statement.code !== digests.code ||
+    statement.schema !== digests.schema ||
+    statement.profileLock !== digests.profileLock
+  ) {
+    return undefined;
+  }
+  const signature = new Uint8Array(Buffer.from(signatureFile.signature, 'base64'));
+  const set = { statement: statementBytes(statement), signature, publicKey: key.publicKey };
+  if (!cache.confirm(digests.manifest, set)) return undefined;
+  try {
+    const manifest = JSON.parse(manifestJson) as Manifest;
+    if (manifest.executor.name !== statement.name || manifest.executor.version !== statement.version) {
+      return undefined;
+    }
+    return {
+      name: manifest.executor.name,
+      version: manifest.executor.version,
+      dir,
+      codeFile: join(dir, files.codeFileName),
+      manifest,
+      schema: JSON.parse(files.schemaBytes.toString('utf8')) as Record<string, unknown>,
+      digests,
+      keyId: key.keyId,
+      signature: signatureFile.signature,
+      stamps: files.stamps,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads and checks one version directory up to its signature: the manifest
+ * parses, the schema is usable, the profile matches its lock, the key is
+ * trusted. Synchronous (BLAKE3 must be ready), so a catalog can prepare the
+ * next version while signatures are checked off the main thread. A version
+ * the cache confirms comes back verified.
+ */
+function prepare(
+  dir: string,
+  settings: VerifySettings,
+): { prepared: Prepared } | { verified: VerifiedExecutor } {
+  const cache = settings.verificationCache;
+  const manifestArtefact = readArtefact(dir, ARTEFACTS.manifest);
+  const manifestBytes = manifestArtefact.bytes;
+  const manifestDigest = blake3DigestSync(manifestBytes);
+  // Unauthenticated until confirmed: it only names the code file to read, and a wrong
+  // name fails the confirmation (the code digest would not match what was signed).
+  const rememberedJson = cache?.manifestFor(manifestDigest);
+  let remembered: Manifest | undefined;
+  try {
+    remembered = rememberedJson === undefined ? undefined : (JSON.parse(rememberedJson) as Manifest);
+  } catch {
+    remembered = undefined;
+  }
+  const entry = remembered?.executor?.entry;
+  const manifest =
+    typeof entry === 'string' && /^[A-Za-z0-9_-]+\.(ts|mjs|js)$/.test(entry)
+      ? remembered!
+      : manifestFromToml(manifestBytes, dir);
   const codeFileName = manifest.executor.entry;
   const code = readArtefact(dir, codeFileName);
   const schemaFile = readArtefact(dir, ARTEFACTS.schema);
@@ -289,7 +385,7 @@ function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
     .map((artefact) => artefact.stamp)
     .join('|');
   const digests = {
-    manifest: blake3DigestSync(manifestBytes),
+    manifest: manifestDigest,
     code: blake3DigestSync(code.bytes),
     schema: blake3DigestSync(schemaFile.bytes),
     profileLock: blake3DigestSync(lockFile.bytes),
@@ -302,6 +398,20 @@ function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
     signatureFile = parseSignatureFile(signatureArtefact.bytes.toString('utf8'));
   } catch (error) {
     signatureError = error;
+  }
+  if (manifest === remembered) {
+    const verified =
+      signatureFile &&
+      confirmRemembered(
+        dir,
+        cache!,
+        rememberedJson!,
+        { digests, schemaBytes: schemaFile.bytes, stamps, codeFileName },
+        signatureFile,
+        settings.trustedKeys,
+      );
+    // Not confirmed: check everything from the files, as for a version never seen.
+    return verified ? { verified } : prepare(dir, { ...settings, verificationCache: undefined });
   }
   const changed = (key: keyof typeof digests) => {
     if (!signatureFile) return false;
@@ -343,7 +453,7 @@ function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
   }
 
   if (!signatureFile) throw signatureError;
-  const key = trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
+  const key = settings.trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
   if (!key) {
     throw new VerificationError({
       reason: 'untrusted_key',
@@ -354,26 +464,21 @@ function prepare(dir: string, trustedKeys: readonly PublicKey[]): Prepared {
   // The signature is checked over what manifest.sig claims, so a change to any of its fields
   // (name, version, a digest) is a bad signature; only then are its digests trusted to name
   // the artefact that changed.
-  const statement: SignatureStatement = {
-    keyId: signatureFile.key_id,
-    name: signatureFile.name,
-    version: signatureFile.version,
-    manifest: signatureFile.digests.manifest,
-    code: signatureFile.digests.code,
-    schema: signatureFile.digests.schema,
-    profileLock: signatureFile.digests.profile_lock,
-  };
+  const statement = statementOf(signatureFile);
   return {
-    dir,
-    manifest,
-    schema,
-    codeFileName,
-    digests,
-    stamps,
-    signatureFile,
-    key,
-    statement,
-    signature: new Uint8Array(Buffer.from(signatureFile.signature, 'base64')),
+    prepared: {
+      dir,
+      manifest,
+      schema,
+      codeFileName,
+      digests,
+      stamps,
+      signatureFile,
+      key,
+      statement,
+      statementBytes: statementBytes(statement),
+      signature: new Uint8Array(Buffer.from(signatureFile.signature, 'base64')),
+    },
   };
 }
 
@@ -424,12 +529,17 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
   };
 }
 
-async function checkSignature(prepared: Prepared, backend: SignatureBackend | undefined): Promise<boolean> {
-  try {
-    return await verifyStatementAsync(prepared.statement, prepared.signature, prepared.key, backend);
-  } catch {
-    return false;
-  }
+/** Checks the signature of a prepared version, then everything after it. */
+async function complete(prepared: Prepared, settings: VerifySettings): Promise<VerifiedExecutor> {
+  const { statementBytes: statement, signature, key } = prepared;
+  const valid = await verifySignedBytesAsync(statement, signature, key, settings.backend);
+  const executor = finish(prepared, valid);
+  settings.verificationCache?.remember(executor.digests.manifest, JSON.stringify(executor.manifest), {
+    statement,
+    signature,
+    publicKey: key.publicKey,
+  });
+  return executor;
 }
 
 /**
@@ -443,8 +553,8 @@ async function checkSignature(prepared: Prepared, backend: SignatureBackend | un
  */
 export async function verifyExecutor(dir: string, settings: VerifySettings): Promise<VerifiedExecutor> {
   await prepareBlake3();
-  const prepared = prepare(dir, settings.trustedKeys);
-  return finish(prepared, await checkSignature(prepared, settings.backend));
+  const step = prepare(dir, settings);
+  return 'verified' in step ? step.verified : complete(step.prepared, settings);
 }
 
 /** The outcome of verifying one directory in {@link verifyExecutors}. */
@@ -467,15 +577,9 @@ export async function verifyExecutors(
 ): Promise<VerifyOutcome[]> {
   await prepareBlake3();
   const pending = dirs.map(async (dir): Promise<VerifyOutcome> => {
-    let prepared: Prepared;
     try {
-      prepared = prepare(dir, settings.trustedKeys);
-    } catch (error) {
-      return { dir, error };
-    }
-    const valid = await checkSignature(prepared, settings.backend);
-    try {
-      return { dir, executor: finish(prepared, valid) };
+      const step = prepare(dir, settings);
+      return { dir, executor: 'verified' in step ? step.verified : await complete(step.prepared, settings) };
     } catch (error) {
       return { dir, error };
     }

@@ -1,0 +1,27 @@
+// One catalog load in a process of its own, as a server or the CLI pays it at
+// start: nothing compiled yet, the state (and signature cache) as the previous
+// process left it. Prints the load time in milliseconds as JSON.
+// Usage: node --conditions=metnos-source catalog-process.ts <root> <stateDir> <public key file> <cache|nocache> <secret file> <expected count>
+import { createCatalog, openVerificationCache, readPublicKey } from '../src/index.ts';
+
+const [root, stateDir, keyFile, mode, secretFile, expected] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const trustedKeys = [await readPublicKey(keyFile)];
+const start = performance.now();
+const verificationCache =
+  mode === 'cache'
+    ? await openVerificationCache({ file: `${stateDir}/verification-cache.json`, secretFile })
+    : undefined;
+const catalog = createCatalog({ root, trustedKeys, stateDir, verificationCache });
+const report = await catalog.load();
+const ms = performance.now() - start;
+if (report.loaded.length !== Number(expected)) {
+  throw new Error(`loaded ${report.loaded.length} of ${expected}: ${JSON.stringify(report.quarantined[0])}`);
+}
+console.log(JSON.stringify({ ms, loaded: report.loaded.length, cached: verificationCache?.hits ?? 0 }));
