@@ -1,8 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
+  createCatalog,
   findWorkspaceConfig,
   loadTrustedKeys,
+  openVerificationCache,
   type PublicKey,
   type WorkspaceConfig,
 } from '@metnos/executor-sdk';
@@ -51,4 +53,26 @@ export async function resolvePlace(options: {
 /** Trusted keys for this place: metnos.toml's list plus the user's trust list. */
 export function trustedKeys(place: CliPlace, start?: string): Promise<PublicKey[]> {
   return loadTrustedKeys(start ?? place.cwd, { configDir: place.configDir });
+}
+
+/**
+ * The catalog of this place's executors, with the verification cache beside
+ * its ledger (`<executors>/.state/verification-cache.json`, its secret in the
+ * config dir), so a start after the first re-hashes every artefact but does not
+ * redo the checks of bytes already checked on this machine.
+ */
+export async function placeCatalog(
+  place: CliPlace,
+  keys: PublicKey[],
+  ledger: 'update' | 'check' = 'update',
+) {
+  const stateDir = join(place.executors, '.state');
+  const verificationCache =
+    ledger === 'update'
+      ? await openVerificationCache({
+          file: join(stateDir, 'verification-cache.json'),
+          configDir: place.configDir,
+        })
+      : undefined;
+  return createCatalog({ root: place.executors, trustedKeys: keys, stateDir, ledger, verificationCache });
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
-import { createAuditLog, createCatalog, createInvoker } from '@metnos/executor-sdk';
+import { createAuditLog, type createCatalog, createInvoker } from '@metnos/executor-sdk';
 import {
   type ChatModel,
   createEngine,
@@ -18,7 +18,7 @@ import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { CliFailure, type CliIo } from '../output.ts';
-import { type CliPlace, resolvePlace, trustedKeys } from '../workspace.ts';
+import { type CliPlace, placeCatalog, resolvePlace, trustedKeys } from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
 
@@ -83,7 +83,7 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
     data,
     async build() {
       const keys = await trustedKeys(place, place.executors);
-      const catalog = createCatalog({ root: place.executors, trustedKeys: keys });
+      const catalog = await placeCatalog(place, keys);
       await catalog.load();
       const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
       const invoker = createInvoker({

@@ -14,7 +14,7 @@ import {
   verifyExecutor,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo, table } from '../output.ts';
-import { type CliPlace, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
+import { type CliPlace, placeCatalog, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
 
 export const EXECUTOR_HELP = `metnos executor — author, sign, verify and run executors
 
@@ -60,7 +60,7 @@ async function openCatalog(place: CliPlace, ledger: 'update' | 'check' = 'update
       'no trusted keys: run `metnos keys init`, `metnos keys trust <file.pub>`, or list keys in metnos.toml',
     );
   }
-  const catalog = createCatalog({ root: place.executors, trustedKeys: keys, ledger });
+  const catalog = await placeCatalog(place, keys, ledger);
   const report = await catalog.load();
   return { catalog, report, keys };
 }
