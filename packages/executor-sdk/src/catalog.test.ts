@@ -1,15 +1,13 @@
 import { cp, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { useTempDirs } from './__fixtures__/index.ts';
+import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { createCatalog } from './catalog.ts';
 import { LifecycleError, VerificationError } from './errors.ts';
 import { createInvoker } from './invoke.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
 import { createProcessRunner } from './runner.ts';
 import { signExecutor } from './sign.ts';
-import { statementBytes } from './signature.ts';
 import { writeSignedExecutor } from './test/index.ts';
 
 const temp = useTempDirs('metnos-catalog-');
@@ -32,25 +30,6 @@ async function edit(path: string, change: (text: string) => string) {
 
 async function listing(dir: string) {
   return (await readdir(dir)).sort();
-}
-
-/** Rewrites manifest.sig with a signature by `attacker` that claims to be `trusted`. */
-async function forge(dir: string, trusted: SigningKey) {
-  const attacker = await generateSigningKey();
-  const file = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
-  const statement = {
-    keyId: trusted.keyId,
-    name: file.name,
-    version: file.version,
-    manifest: file.digests.manifest,
-    code: file.digests.code,
-    schema: file.digests.schema,
-    profileLock: file.digests.profile_lock,
-  };
-  file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString(
-    'base64',
-  );
-  await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file, null, 2));
 }
 
 describe('loading a catalog', () => {
@@ -106,7 +85,7 @@ describe('loading a catalog', () => {
         reason: 'signature_invalid',
         artefact: 'manifest.sig',
         message: /forged or corrupted/,
-        breakIt: (dir) => forge(dir, key),
+        breakIt: (dir) => forgeSignature(dir, key),
       },
       {
         name: 'stranger',

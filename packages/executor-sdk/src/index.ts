@@ -87,6 +87,7 @@ export { type ScaffoldOptions, scaffoldExecutor } from './scaffold.ts';
 export { resolveConfigDir } from './settings.ts';
 export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
 export {
+  claimedStatement,
   SIGNATURE_TAG,
   type SignatureBackend,
   type SignatureStatement,

@@ -70,6 +70,19 @@ export const signatureFileSchema = z
 
 export type SignatureFile = z.infer<typeof signatureFileSchema>;
 
+/** The statement a `manifest.sig` claims was signed: its key id, identity and digests. */
+export function claimedStatement(file: SignatureFile): SignatureStatement {
+  return {
+    keyId: file.key_id,
+    name: file.name,
+    version: file.version,
+    manifest: file.digests.manifest,
+    code: file.digests.code,
+    schema: file.digests.schema,
+    profileLock: file.digests.profile_lock,
+  };
+}
+
 /** Signs a statement and returns the text of `manifest.sig`. */
 export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key: SigningKey): string {
   const bytes = statementBytes({ ...statement, keyId: key.keyId });

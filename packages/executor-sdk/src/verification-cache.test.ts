@@ -1,11 +1,10 @@
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it, vi } from 'vitest';
-import { useTempDirs } from './__fixtures__/index.ts';
+import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { createCatalog } from './catalog.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
-import { statementBytes } from './signature.ts';
+import { claimedStatement, statementBytes } from './signature.ts';
 import { writeSignedExecutor } from './test/index.ts';
 import { openVerificationCache } from './verification-cache.ts';
 import { verifyExecutors } from './verify.ts';
@@ -32,41 +31,13 @@ async function world(count = 3) {
   return { base, root, stateDir, secretFile, cacheFile, key, dirs, start };
 }
 
-/** A manifest.sig re-signed by someone else while claiming the trusted key id. */
-async function forge(dir: string, trusted: SigningKey): Promise<void> {
-  const attacker = await generateSigningKey();
-  const file = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
-  const statement = {
-    keyId: trusted.keyId,
-    name: file.name,
-    version: file.version,
-    manifest: file.digests.manifest,
-    code: file.digests.code,
-    schema: file.digests.schema,
-    profileLock: file.digests.profile_lock,
-  };
-  file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString(
-    'base64',
-  );
-  await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file, null, 2));
-}
-
 /** The signed set of a version as its manifest.sig states it. */
 async function signedSet(dir: string, key: SigningKey) {
   const file = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
-  const statement = statementBytes({
-    keyId: file.key_id,
-    name: file.name,
-    version: file.version,
-    manifest: file.digests.manifest,
-    code: file.digests.code,
-    schema: file.digests.schema,
-    profileLock: file.digests.profile_lock,
-  });
   return {
     manifestDigest: file.digests.manifest as string,
     set: {
-      statement,
+      statement: statementBytes(claimedStatement(file)),
       signature: new Uint8Array(Buffer.from(file.signature, 'base64')),
       publicKey: key.publicKey,
     },
@@ -97,7 +68,7 @@ describe('the verification cache', () => {
   it('holds only keyed tags: entries written without the secret pass neither a forged signature nor a widened profile', async () => {
     const { start, dirs, key, cacheFile, secretFile, base } = await world(2);
     await start();
-    await forge(dirs[0]!, key);
+    await forgeSignature(dirs[0]!, key);
     // The attacker can write the cache file but cannot read the secret: their tags use another one.
     const own = await openVerificationCache({
       file: join(base, 'attacker.json'),

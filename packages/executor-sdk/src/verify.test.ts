@@ -1,15 +1,13 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { flipByte, useTempDirs } from './__fixtures__/index.ts';
+import { flipByte, forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError, type VerificationFailureReason } from './errors.ts';
 import { blake3Digest } from './hash.ts';
 import { generateSigningKey } from './keys.ts';
 import { parseManifest } from './manifest.ts';
 import { canonicalProfile, profileHash } from './profile.ts';
 import { signExecutor } from './sign.ts';
-import { statementBytes } from './signature.ts';
 import { writeSignedExecutor } from './test/index.ts';
 import { verifyExecutor } from './verify.ts';
 
@@ -161,24 +159,11 @@ describe('tampering', () => {
   it('refuses a signature made by another key that claims the trusted key id', async () => {
     const root = await temp.make();
     const { dir, key } = await writeSignedExecutor({ root, name: 'forged' });
-    const attacker = await generateSigningKey();
     // The attacker changes the code and signs the new digests, claiming to be the trusted key.
     await writeFile(join(dir, 'main.ts'), `${await readFile(join(dir, 'main.ts'), 'utf8')}\n// evil\n`);
-    const file = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
-    file.digests.code = await blake3Digest(await readFile(join(dir, 'main.ts')));
-    const statement = {
-      keyId: key.keyId,
-      name: file.name,
-      version: file.version,
-      manifest: file.digests.manifest,
-      code: file.digests.code,
-      schema: file.digests.schema,
-      profileLock: file.digests.profile_lock,
-    };
-    file.signature = Buffer.from(ed25519.sign(statementBytes(statement), attacker.secretKey)).toString(
-      'base64',
-    );
-    await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file));
+    await forgeSignature(dir, key, async (file) => {
+      file.digests.code = await blake3Digest(await readFile(join(dir, 'main.ts')));
+    });
 
     const error = await refusal(dir, [key]);
     expect(error).toMatchObject({ reason: 'signature_invalid', artefact: 'manifest.sig' });

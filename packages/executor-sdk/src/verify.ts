@@ -8,6 +8,7 @@ import type { PublicKey } from './keys.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
 import { profileHashSync } from './profile.ts';
 import {
+  claimedStatement,
   type SignatureBackend,
   type SignatureFile,
   type SignatureStatement,
@@ -283,19 +284,6 @@ function manifestFromToml(bytes: Buffer, dir: string): Manifest {
   }
 }
 
-/** The signed-set fields of `manifest.sig` as a statement. */
-function statementOf(signatureFile: SignatureFile): SignatureStatement {
-  return {
-    keyId: signatureFile.key_id,
-    name: signatureFile.name,
-    version: signatureFile.version,
-    manifest: signatureFile.digests.manifest,
-    code: signatureFile.digests.code,
-    schema: signatureFile.digests.schema,
-    profileLock: signatureFile.digests.profile_lock,
-  };
-}
-
 /**
  * The fast path of a restart: the files on disk are byte for byte the signed
  * set, its key is trusted today, and the cache confirms this very set (with
@@ -311,7 +299,7 @@ function confirmRemembered(
   trustedKeys: readonly PublicKey[],
 ): VerifiedExecutor | undefined {
   const key = trustedKeys.find((candidate) => candidate.keyId === signatureFile.key_id);
-  const statement = statementOf(signatureFile);
+  const statement = claimedStatement(signatureFile);
   const { digests } = files;
   if (
     !key ||
@@ -464,7 +452,7 @@ function prepare(
   // The signature is checked over what manifest.sig claims, so a change to any of its fields
   // (name, version, a digest) is a bad signature; only then are its digests trusted to name
   // the artefact that changed.
-  const statement = statementOf(signatureFile);
+  const statement = claimedStatement(signatureFile);
   return {
     prepared: {
       dir,

@@ -3,7 +3,10 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { afterAll, beforeAll } from 'vitest';
+import { generateSigningKey, type PublicKey } from '../keys.ts';
+import { claimedStatement, type SignatureFile, statementBytes } from '../signature.ts';
 
 /**
  * Creates temp folders for one test file and removes them after its tests.
@@ -73,4 +76,23 @@ export default defineExecutor({
   },
 });
 `;
+}
+
+/**
+ * Rewrites `manifest.sig` in `dir` with a signature by a fresh attacker key
+ * that claims to be `trusted`. `change` may edit the file's fields first.
+ */
+export async function forgeSignature(
+  dir: string,
+  trusted: PublicKey,
+  change: (file: SignatureFile) => void | Promise<void> = () => {},
+): Promise<void> {
+  const attacker = await generateSigningKey();
+  const file = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8')) as SignatureFile;
+  await change(file);
+  file.key_id = trusted.keyId;
+  file.signature = Buffer.from(
+    ed25519.sign(statementBytes(claimedStatement(file)), attacker.secretKey),
+  ).toString('base64');
+  await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file, null, 2));
 }
