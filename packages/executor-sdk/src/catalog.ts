@@ -12,6 +12,7 @@ import {
   openLifecycleStore,
 } from './lifecycle.ts';
 import { compareVersions } from './manifest.ts';
+import { hasOnlyKeys, isOptionalString, isPlainObject } from './shape.ts';
 import { writeFileAtomic } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
@@ -60,7 +61,7 @@ export interface CatalogSettings {
   clock?: () => Date;
 }
 
-const ledgerSchema = z.object({
+export const ledgerSchema = z.object({
   version: z.literal(1),
   executors: z.record(
     z.string(),
@@ -72,6 +73,22 @@ const ledgerSchema = z.object({
   ),
 });
 type Ledger = z.infer<typeof ledgerSchema>;
+
+/** What `ledgerSchema` accepts unchanged, checked by hand (see shape.ts). */
+export function isLedger(data: unknown): data is Ledger {
+  if (!isPlainObject(data) || !hasOnlyKeys(data, ['version', 'executors']) || data.version !== 1)
+    return false;
+  if (!isPlainObject(data.executors)) return false;
+  return Object.values(data.executors).every(
+    (entry) =>
+      isPlainObject(entry) &&
+      hasOnlyKeys(entry, ['highest', 'accepted'], ['current']) &&
+      typeof entry.highest === 'string' &&
+      isOptionalString(entry.current) &&
+      isPlainObject(entry.accepted) &&
+      Object.values(entry.accepted).every((signature) => typeof signature === 'string'),
+  );
+}
 
 interface Candidate {
   name: string;
@@ -201,7 +218,9 @@ export function createCatalog(settings: CatalogSettings) {
 
   async function readLedger(): Promise<Ledger> {
     try {
-      const parsed = ledgerSchema.safeParse(JSON.parse(await readFile(ledgerPath, 'utf8')));
+      const data: unknown = JSON.parse(await readFile(ledgerPath, 'utf8'));
+      if (isLedger(data)) return data;
+      const parsed = ledgerSchema.safeParse(data);
       if (parsed.success) return parsed.data;
       throw new LifecycleError(
         `${ledgerPath} is not a Metnos version ledger; refusing to load without rollback protection`,

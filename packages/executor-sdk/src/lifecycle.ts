@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { LifecycleError } from './errors.ts';
+import { hasOnlyKeys, isOptionalString, isPlainObject } from './shape.ts';
 import { writeFileAtomic } from './sign.ts';
 
 /** The states an executor version moves through. */
@@ -53,9 +54,42 @@ const recordSchema = z.object({
   history: z.array(historyEntrySchema),
 });
 
-const fileSchema = z.object({ version: z.literal(1), executors: z.record(z.string(), recordSchema) });
+export const lifecycleFileSchema = z.object({
+  version: z.literal(1),
+  executors: z.record(z.string(), recordSchema),
+});
 
 export type LifecycleRecord = z.infer<typeof recordSchema>;
+type LifecycleFile = z.infer<typeof lifecycleFileSchema>;
+
+const isState = (value: unknown) => LIFECYCLE_STATES.includes(value as LifecycleState);
+
+/** What `lifecycleFileSchema` accepts unchanged, checked by hand (see shape.ts). */
+export function isLifecycleFile(data: unknown): data is LifecycleFile {
+  if (!isPlainObject(data) || !hasOnlyKeys(data, ['version', 'executors']) || data.version !== 1)
+    return false;
+  if (!isPlainObject(data.executors)) return false;
+  return Object.values(data.executors).every(
+    (record) =>
+      isPlainObject(record) &&
+      hasOnlyKeys(record, ['state', 'since', 'history'], ['reason', 'signature', 'path']) &&
+      isState(record.state) &&
+      typeof record.since === 'string' &&
+      isOptionalString(record.reason) &&
+      isOptionalString(record.signature) &&
+      isOptionalString(record.path) &&
+      Array.isArray(record.history) &&
+      record.history.every(
+        (entry) =>
+          isPlainObject(entry) &&
+          hasOnlyKeys(entry, ['from', 'to', 'at'], ['reason']) &&
+          (entry.from === null || isState(entry.from)) &&
+          isState(entry.to) &&
+          typeof entry.at === 'string' &&
+          isOptionalString(entry.reason),
+      ),
+  );
+}
 
 /**
  * The persisted lifecycle of every executor version, keyed `name@version`,
@@ -68,7 +102,10 @@ export type LifecycleRecord = z.infer<typeof recordSchema>;
 export async function openLifecycleStore(path: string, clock: () => Date = () => new Date()) {
   let records: Record<string, LifecycleRecord> = {};
   try {
-    const parsed = fileSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
+    const data: unknown = JSON.parse(await readFile(path, 'utf8'));
+    const parsed = isLifecycleFile(data)
+      ? { success: true as const, data }
+      : lifecycleFileSchema.safeParse(data);
     if (!parsed.success) throw new LifecycleError(`${path} is not a Metnos lifecycle file`);
     records = parsed.data.executors;
   } catch (error) {

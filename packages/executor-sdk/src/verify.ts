@@ -7,6 +7,7 @@ import { blake3DigestSync, prepareBlake3 } from './hash.ts';
 import type { PublicKey } from './keys.ts';
 import { type Manifest, parseManifest } from './manifest.ts';
 import { profileHashSync } from './profile.ts';
+import { hasOnlyKeys, isPlainObject } from './shape.ts';
 import {
   claimedStatement,
   type SignatureBackend,
@@ -183,36 +184,27 @@ export function checkSchema(
 }
 
 const DIGEST = /^blake3:[0-9a-f]{64}$/;
-const SIGNATURE_FILE_KEYS = 'alg,digests,key_id,name,signature,v,version';
-const DIGEST_KEYS = 'code,manifest,profile_lock,schema';
-
-const sortedKeys = (value: object) => Object.keys(value).sort().join(',');
 
 /**
- * The common case of `manifest.sig` checked by hand: exactly what
- * `signatureFileSchema` accepts, including canonical base64, at a fraction of
- * its cost over a whole catalog. Anything else goes through the schema for a
- * precise message.
+ * What `signatureFileSchema` accepts, including canonical base64, checked by
+ * hand (see shape.ts). Anything else goes through the schema for a precise message.
  */
-function isSignatureFile(data: unknown): data is SignatureFile {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return false;
-  const file = data as Record<string, unknown>;
-  const digests = file.digests as Record<string, unknown> | null | undefined;
+export function isSignatureFile(data: unknown): data is SignatureFile {
+  if (!isPlainObject(data)) return false;
+  const digests = data.digests;
   return (
-    sortedKeys(file) === SIGNATURE_FILE_KEYS &&
-    file.v === 1 &&
-    file.alg === 'ed25519' &&
-    typeof file.key_id === 'string' &&
-    /^ed25519:[0-9a-f]{16}$/.test(file.key_id) &&
-    typeof file.name === 'string' &&
-    typeof file.version === 'string' &&
-    typeof file.signature === 'string' &&
-    /^[A-Za-z0-9+/]{86}==$/.test(file.signature) &&
-    Buffer.from(file.signature, 'base64').toString('base64') === file.signature &&
-    digests !== null &&
-    typeof digests === 'object' &&
-    !Array.isArray(digests) &&
-    sortedKeys(digests) === DIGEST_KEYS &&
+    hasOnlyKeys(data, ['alg', 'digests', 'key_id', 'name', 'signature', 'v', 'version']) &&
+    data.v === 1 &&
+    data.alg === 'ed25519' &&
+    typeof data.key_id === 'string' &&
+    /^ed25519:[0-9a-f]{16}$/.test(data.key_id) &&
+    typeof data.name === 'string' &&
+    typeof data.version === 'string' &&
+    typeof data.signature === 'string' &&
+    /^[A-Za-z0-9+/]{86}==$/.test(data.signature) &&
+    Buffer.from(data.signature, 'base64').toString('base64') === data.signature &&
+    isPlainObject(digests) &&
+    hasOnlyKeys(digests, ['code', 'manifest', 'profile_lock', 'schema']) &&
     [digests.manifest, digests.code, digests.schema, digests.profile_lock].every(
       (digest) => typeof digest === 'string' && DIGEST.test(digest),
     )
@@ -293,7 +285,8 @@ function manifestFromToml(bytes: Buffer, dir: string): Manifest {
 function confirmRemembered(
   dir: string,
   cache: VerificationCache,
-  manifestJson: string,
+  /** Parsed from the entry's text, which `confirm` authenticates. */
+  manifest: Manifest,
   files: { digests: VerifiedExecutor['digests']; schemaBytes: Buffer; stamps: string; codeFileName: string },
   signatureFile: SignatureFile,
   trustedKeys: readonly PublicKey[],
@@ -314,7 +307,6 @@ function confirmRemembered(
   const set = { statement: statementBytes(statement), signature, publicKey: key.publicKey };
   if (!cache.confirm(digests.manifest, set)) return undefined;
   try {
-    const manifest = JSON.parse(manifestJson) as Manifest;
     if (manifest.executor.name !== statement.name || manifest.executor.version !== statement.version) {
       return undefined;
     }
@@ -393,7 +385,7 @@ function prepare(
       confirmRemembered(
         dir,
         cache!,
-        rememberedJson!,
+        remembered,
         { digests, schemaBytes: schemaFile.bytes, stamps, codeFileName },
         signatureFile,
         settings.trustedKeys,

@@ -1,0 +1,29 @@
+// Hand-written shape checks for the files Metnos reads at every start (ledger,
+// lifecycle, signature files). Each one accepts exactly what its zod schema
+// accepts without change; anything else goes through the schema, which gives the
+// precise message. They exist because a fresh process pays zod's warm-up on
+// every record of a large catalog.
+
+/** A plain object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** True when `value` has every `required` key and no key outside `required` and `optional`. */
+export function hasOnlyKeys(
+  value: Record<string, unknown>,
+  required: readonly string[],
+  optional: readonly string[] = [],
+): boolean {
+  let present = 0;
+  for (const key of Object.keys(value)) {
+    if (required.includes(key)) present++;
+    else if (!optional.includes(key)) return false;
+  }
+  return present === required.length;
+}
+
+/** A string, or absent. */
+export function isOptionalString(value: unknown): boolean {
+  return value === undefined || typeof value === 'string';
+}
