@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import {
   createCatalog,
+  DEFAULT_SIGNATURE_BACKEND,
   generateSigningKey,
   openVerificationCache,
   type SignatureBackend,
@@ -60,7 +61,11 @@ const secretFile = join(work, 'verification-cache.secret');
 console.log(`Metnos catalog benchmark — node ${process.version}, ${runs} runs per figure\n`);
 
 // Signature backends on their own, same bytes.
-const BACKENDS: SignatureBackend[] = ['node', 'webcrypto', 'noble'];
+// The default first; the others are compared with it.
+const BACKENDS: SignatureBackend[] = [
+  DEFAULT_SIGNATURE_BACKEND,
+  ...(['node', 'webcrypto', 'noble'] as const).filter((backend) => backend !== DEFAULT_SIGNATURE_BACKEND),
+];
 {
   const statement = {
     keyId: key.keyId,
@@ -115,12 +120,12 @@ for (const size of sizes) {
   console.log(`${size} executors:`);
 
   // First load: no ledger, no lifecycle, no cached signature; every signature is checked.
-  const first: Record<string, number[]> = {};
+  // Backends take turns within each round, so none profits from code the others warmed up.
+  const first: Record<string, number[]> = Object.fromEntries(BACKENDS.map((backend) => [backend, []]));
   let coldMs: number | undefined;
-  for (const backend of BACKENDS) {
-    const samples: number[] = [];
-    for (let index = 0; index < runs + 1; index++) {
-      const cold = backend === 'node' && index === 0 && (await dropCaches());
+  for (let round = 0; round < runs + 1; round++) {
+    for (const backend of BACKENDS) {
+      const cold = backend === BACKENDS[0] && round === 0 && (await dropCaches());
       const stateDir = await mkdtemp(join(work, 'state-'));
       const catalog = createCatalog({ root, trustedKeys: [key], stateDir, backend });
       const start = performance.now();
@@ -129,18 +134,19 @@ for (const size of sizes) {
       if (report.loaded.length !== size)
         throw new Error(`expected ${size} executors, loaded ${report.loaded.length}`);
       if (cold) coldMs = elapsed;
-      else if (index > 0) samples.push(elapsed);
+      else if (round > 0) first[backend]!.push(elapsed);
       await rm(stateDir, { recursive: true, force: true });
     }
-    first[backend] = samples;
   }
   console.log(' first load (nothing known: every signature checked)');
   if (coldMs !== undefined)
-    console.log(`  ${'page cache dropped first (node)'.padEnd(44)} ${format(coldMs)}`);
+    console.log(`  ${`page cache dropped first (${BACKENDS[0]})`.padEnd(44)} ${format(coldMs)}`);
   for (const backend of BACKENDS) console.log(line(`in this process, ${backend}`, first[backend]!, size));
-  const base = quantile(first.node!, 0.5);
+  const base = quantile(first[DEFAULT_SIGNATURE_BACKEND]!, 0.5);
   console.log(
-    `  ${'against node (the default)'.padEnd(44)} webcrypto ${(quantile(first.webcrypto!, 0.5) / base).toFixed(2)}×, noble ${(quantile(first.noble!, 0.5) / base).toFixed(2)}×`,
+    `  ${`against ${DEFAULT_SIGNATURE_BACKEND} (the default)`.padEnd(44)} ${BACKENDS.slice(1)
+      .map((backend) => `${backend} ${(quantile(first[backend]!, 0.5) / base).toFixed(2)}×`)
+      .join(', ')}`,
   );
   const firstProcess: number[] = [];
   for (let index = 0; index < runs; index++) {

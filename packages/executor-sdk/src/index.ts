@@ -88,6 +88,7 @@ export { resolveConfigDir } from './settings.ts';
 export { type SignResult, setSandboxHash, signExecutor, writeFileAtomic } from './sign.ts';
 export {
   claimedStatement,
+  DEFAULT_SIGNATURE_BACKEND,
   SIGNATURE_TAG,
   type SignatureBackend,
   type SignatureStatement,

@@ -116,6 +116,9 @@ export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key:
  */
 export type SignatureBackend = 'node' | 'webcrypto' | 'noble';
 
+/** The backend used when none is named. */
+export const DEFAULT_SIGNATURE_BACKEND: SignatureBackend = 'node';
+
 const subtleKeys = new Map<string, Promise<webcrypto.CryptoKey>>();
 
 function subtleKey(key: PublicKey): Promise<webcrypto.CryptoKey> {
@@ -138,7 +141,7 @@ export function verifyStatementAsync(
   statement: SignatureStatement,
   signature: Uint8Array,
   key: PublicKey,
-  backend: SignatureBackend = 'node',
+  backend: SignatureBackend = DEFAULT_SIGNATURE_BACKEND,
 ): Promise<boolean> {
   return verifySignedBytesAsync(statementBytes(statement), signature, key, backend);
 }
@@ -148,7 +151,7 @@ export async function verifySignedBytesAsync(
   bytes: Uint8Array,
   signature: Uint8Array,
   key: PublicKey,
-  backend: SignatureBackend = 'node',
+  backend: SignatureBackend = DEFAULT_SIGNATURE_BACKEND,
 ): Promise<boolean> {
   try {
     if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey, { zip215: false });
