@@ -12,7 +12,7 @@ import {
   openLifecycleStore,
 } from './lifecycle.ts';
 import { compareVersions } from './manifest.ts';
-import { hasOnlyKeys, isOptionalString, isPlainObject } from './shape.ts';
+import { hasOnlyKeys, isOptionalString, isPlainObject, isVersionOneMap } from './shape.ts';
 import { writeFileAtomic } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
@@ -76,10 +76,8 @@ type Ledger = z.infer<typeof ledgerSchema>;
 
 /** What `ledgerSchema` accepts unchanged, checked by hand (see shape.ts). */
 export function isLedger(data: unknown): data is Ledger {
-  if (!isPlainObject(data) || !hasOnlyKeys(data, ['version', 'executors']) || data.version !== 1)
-    return false;
-  if (!isPlainObject(data.executors)) return false;
-  return Object.values(data.executors).every(
+  return isVersionOneMap(
+    data,
     (entry) =>
       isPlainObject(entry) &&
       hasOnlyKeys(entry, ['highest', 'accepted'], ['current']) &&

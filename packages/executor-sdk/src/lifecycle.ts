@@ -2,7 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { LifecycleError } from './errors.ts';
-import { hasOnlyKeys, isOptionalString, isPlainObject } from './shape.ts';
+import { hasOnlyKeys, isOptionalString, isPlainObject, isVersionOneMap } from './shape.ts';
 import { writeFileAtomic } from './sign.ts';
 
 /** The states an executor version moves through. */
@@ -66,10 +66,8 @@ const isState = (value: unknown) => LIFECYCLE_STATES.includes(value as Lifecycle
 
 /** What `lifecycleFileSchema` accepts unchanged, checked by hand (see shape.ts). */
 export function isLifecycleFile(data: unknown): data is LifecycleFile {
-  if (!isPlainObject(data) || !hasOnlyKeys(data, ['version', 'executors']) || data.version !== 1)
-    return false;
-  if (!isPlainObject(data.executors)) return false;
-  return Object.values(data.executors).every(
+  return isVersionOneMap(
+    data,
     (record) =>
       isPlainObject(record) &&
       hasOnlyKeys(record, ['state', 'since', 'history'], ['reason', 'signature', 'path']) &&

@@ -27,3 +27,17 @@ export function hasOnlyKeys(
 export function isOptionalString(value: unknown): boolean {
   return value === undefined || typeof value === 'string';
 }
+
+/**
+ * True when `data` is `{ version: 1, executors: { <id>: entry } }` and every
+ * entry passes `entryIsValid`: the layout of the ledger and the lifecycle file.
+ */
+export function isVersionOneMap(data: unknown, entryIsValid: (entry: unknown) => boolean): boolean {
+  return (
+    isPlainObject(data) &&
+    hasOnlyKeys(data, ['version', 'executors']) &&
+    data.version === 1 &&
+    isPlainObject(data.executors) &&
+    Object.values(data.executors).every(entryIsValid)
+  );
+}
