@@ -16,6 +16,7 @@ export {
 } from './catalog.ts';
 export { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
 export { type Caller, type ExpandedProfile, expandProfile, type InvocationContext } from './context.ts';
+export { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 export {
   KeyError,
   LifecycleError,

@@ -5,6 +5,7 @@ import type { AuditLog } from './audit.ts';
 import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
 import type { Caller, InvocationContext } from './context.ts';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
 import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
 import type { ExecutorRunner, RunReport } from './runner.ts';
@@ -67,7 +68,10 @@ export interface InvokeOptions {
 /**
  * The invocation flow: resolve the default version, re-verify it, validate the
  * input on the host, run it through the runner, validate the output on the
- * host, and write one audit line. Always resolves to an {@link ExecutorResult}.
+ * host, and write one audit line. Always resolves to an {@link ExecutorResult}:
+ * arguments or a result nested deeper than {@link MAX_JSON_DEPTH} levels are
+ * `InvalidInput` / `InvalidOutput`, and an exception anywhere in the flow
+ * becomes `Crashed`, each with its audit line.
  *
  * @example
  * const invoker = createInvoker({ catalog, runner, audit });
@@ -113,7 +117,7 @@ export function createInvoker(settings: InvokerSettings) {
     }
   }
 
-  return {
+  const unguarded = {
     async invoke(name: string, args: unknown, options: InvokeOptions): Promise<ExecutorResult> {
       const started = clock();
       const context: InvocationContext = {
@@ -138,6 +142,13 @@ export function createInvoker(settings: InvokerSettings) {
         return refuse(
           'NotInvocable',
           `no invocable executor "${name}"${options.version ? `@${options.version}` : ''}`,
+        );
+      }
+      if (exceedsJsonDepth(args)) {
+        return refuse(
+          'InvalidInput',
+          `arguments nest deeper than ${MAX_JSON_DEPTH} levels, the limit for executor input`,
+          loaded,
         );
       }
       let executor: VerifiedExecutor;
@@ -170,7 +181,15 @@ export function createInvoker(settings: InvokerSettings) {
         );
       }
       const report = await settings.runner.run({ executor, args, context, signal: options.signal });
-      if (report.result.ok) {
+      const { result } = report;
+      if (exceedsJsonDepth(result.metadata) || (result.ok && exceedsJsonDepth(result.content))) {
+        report.result = failure(
+          'InvalidOutput',
+          `${name} returned a result nested deeper than ${MAX_JSON_DEPTH} levels`,
+          { isolation: result.isolation },
+        );
+        report.exit = 'error';
+      } else if (report.result.ok) {
         if (!outputValidator(report.result.content)) {
           report.result = failure(
             'InvalidOutput',
@@ -204,6 +223,56 @@ export function createInvoker(settings: InvokerSettings) {
       return report.result;
     },
   };
+
+  /** What an exception where none should be becomes: a `Crashed` result with its audit line. */
+  async function crashed(
+    name: string,
+    args: unknown,
+    options: InvokeOptions | undefined,
+    started: Date,
+    error: unknown,
+  ): Promise<ExecutorResult> {
+    const report: RunReport = {
+      result: failure('Crashed', `the invocation of ${name} failed unexpectedly: ${errorText(error)}`),
+      durationMs: Math.max(0, clock().getTime() - started.getTime()),
+      stdout: '',
+      exit: 'crash',
+    };
+    const context: InvocationContext = {
+      traceId: options?.traceId ?? randomUUID(),
+      turnId: options?.turnId,
+      workspace: options?.workspace ?? '',
+      caller: options?.caller ?? { kind: 'cli' },
+      config: options?.config,
+    };
+    try {
+      await record(name, undefined, args, context, report, started);
+    } catch (auditError) {
+      report.result.metadata = {
+        audit_error: `the audit line could not be written: ${errorText(auditError)}`,
+      };
+    }
+    return report.result;
+  }
+
+  return {
+    async invoke(name: string, args: unknown, options: InvokeOptions): Promise<ExecutorResult> {
+      const started = clock();
+      try {
+        return await unguarded.invoke(name, args, options);
+      } catch (error) {
+        return crashed(name, args, options, started, error);
+      }
+    },
+  };
+}
+
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an error that cannot be described';
+  }
 }
 
 export type Invoker = ReturnType<typeof createInvoker>;

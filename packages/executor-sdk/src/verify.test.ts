@@ -2,6 +2,8 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flipByte, forgeSignature, useTempDirs } from './__fixtures__/index.ts';
+import { createCatalog } from './catalog.ts';
+import { MAX_JSON_DEPTH } from './depth.ts';
 import { VerificationError, type VerificationFailureReason } from './errors.ts';
 import { blake3Digest } from './hash.ts';
 import { generateSigningKey } from './keys.ts';
@@ -113,6 +115,35 @@ describe('schema checks', () => {
         expect.stringContaining(message!),
       ]);
     }
+  });
+
+  it('refuses a schema.json nested 20,000 levels deep when signing, verifying and loading, never with a RangeError', async () => {
+    const root = await temp.make();
+    const { dir, key } = await writeSignedExecutor({ root, name: 'deep_schema' });
+    const levels = 20_000;
+    const deep = `{"definitions": {"Input": {"type": "object"}, "Output": ${'{"items": '.repeat(levels)}{}${'}'.repeat(levels)}}}`;
+    await writeFile(join(dir, 'schema.json'), deep);
+    const expected = {
+      name: 'VerificationError',
+      reason: 'schema_invalid',
+      artefact: 'schema.json',
+      message: expect.stringContaining(`nests deeper than ${MAX_JSON_DEPTH} levels`),
+    };
+    expect(await refusal(dir, [key])).toMatchObject(expected);
+    await expect(signExecutor(dir, key)).rejects.toMatchObject({
+      ...expected,
+      artefact: join(dir, 'schema.json'),
+    });
+    const catalog = createCatalog({ root, trustedKeys: [key], stateDir: await temp.make() });
+    const report = await catalog.load();
+    expect(report.loaded).toEqual([]);
+    expect(report.quarantined).toEqual([
+      expect.objectContaining({
+        name: 'deep_schema',
+        reason: 'schema_invalid',
+        message: expect.stringContaining(`nests deeper than ${MAX_JSON_DEPTH} levels`),
+      }),
+    ]);
   });
 });
 

@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { unsupportedKeywords } from '../runtime/json-schema.mjs';
 import { ARTEFACTS } from './artefacts.ts';
+import { jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { ManifestError, VerificationError } from './errors.ts';
 import { blake3DigestSync, prepareBlake3 } from './hash.ts';
 import type { PublicKey } from './keys.ts';
@@ -138,12 +139,23 @@ export function contractSchema(
   return node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : undefined;
 }
 
-/** Parses `schema.json` and checks the manifest's references and the keyword subset. */
+/**
+ * Parses `schema.json` and checks its nesting, the manifest's references and
+ * the keyword subset. Every later walk of the schema (Ajv, the harness's
+ * validator) relies on the nesting check made here, before `JSON.parse`.
+ */
 export function checkSchema(
   text: string,
   manifest: Manifest,
   file: string = ARTEFACTS.schema,
 ): Record<string, unknown> {
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) {
+    throw new VerificationError({
+      reason: 'schema_invalid',
+      artefact: file,
+      message: `${file} nests deeper than ${MAX_JSON_DEPTH} levels; flatten it (use "definitions" and "$ref" for shared parts)`,
+    });
+  }
   let schema: unknown;
   try {
     schema = JSON.parse(text);
