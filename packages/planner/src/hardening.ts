@@ -1,44 +1,33 @@
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-const MAX_DEPTH = 64;
+import { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
+import { type HardenedArgs, hardenToolArgs } from './llm/tool-args.ts';
 
 export { TOOL_UNAVAILABLE } from './llm/tool-args.ts';
 
 /**
- * Cleans tool arguments from a model: prototype keys are dropped at every
- * depth, nesting past 64 levels is refused. Returns `undefined` when the
- * arguments cannot be used.
+ * Cleans tool arguments from a model before the loop uses them: the same
+ * checks as {@link hardenToolArgs} (prototype keys dropped at every depth,
+ * nesting past `MAX_JSON_DEPTH` refused before anything walks it, an object
+ * required), so one rule serves the loop and the model layer.
+ *
+ * @example
+ * hardenArgs('{"path":"notes.md"}'); // { ok: true, args: { path: 'notes.md' } }
  */
-export function hardenArgs(
-  raw: unknown,
-): { ok: true; args: Record<string, unknown> } | { ok: false; reason: string } {
-  const clean = (value: unknown, depth: number): unknown => {
-    if (depth > MAX_DEPTH) throw new RangeError('arguments nested too deeply');
-    if (Array.isArray(value)) return value.map((item) => clean(item, depth + 1));
-    if (value !== null && typeof value === 'object') {
-      const prototype = Object.getPrototypeOf(value);
-      if (prototype !== Object.prototype && prototype !== null) return value;
-      const result: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        if (!FORBIDDEN_KEYS.has(key)) result[key] = clean(item, depth + 1);
-      }
-      return result;
-    }
-    return value;
-  };
-  let args = raw;
-  if (typeof args === 'string') {
-    try {
-      args = args.trim() === '' ? {} : JSON.parse(args);
-    } catch {
-      return { ok: false, reason: 'arguments are not JSON' };
-    }
-  }
-  if (args === undefined || args === null) args = {};
-  if (typeof args !== 'object' || Array.isArray(args))
-    return { ok: false, reason: 'arguments must be an object' };
-  try {
-    return { ok: true, args: clean(args, 0) as Record<string, unknown> };
-  } catch (error) {
-    return { ok: false, reason: (error as Error).message };
-  }
+export function hardenArgs(raw: unknown): HardenedArgs {
+  return hardenToolArgs(raw);
+}
+
+/** What the turn log and the model's history keep in place of arguments nested too deeply. */
+export const ARGUMENTS_NOT_KEPT = `[arguments nested deeper than ${MAX_JSON_DEPTH} levels, not kept]`;
+
+/**
+ * A model's raw tool arguments as the turn keeps them (turn log, history sent
+ * back to the model): unchanged, unless they nest deeper than `MAX_JSON_DEPTH`,
+ * which no serialiser could write; then {@link ARGUMENTS_NOT_KEPT}.
+ *
+ * @example
+ * keptArgs({ path: 'a.md' }); // { path: 'a.md' }
+ */
+export function keptArgs(raw: unknown): unknown {
+  const tooDeep = typeof raw === 'string' ? jsonTextDepth(raw) > MAX_JSON_DEPTH : exceedsJsonDepth(raw);
+  return tooDeep ? ARGUMENTS_NOT_KEPT : raw;
 }

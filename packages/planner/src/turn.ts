@@ -7,7 +7,7 @@ import {
   type VerifiedExecutor,
 } from '@metnos/executor-sdk';
 import { z } from 'zod';
-import { hardenArgs, TOOL_UNAVAILABLE } from './hardening.ts';
+import { hardenArgs, keptArgs, TOOL_UNAVAILABLE } from './hardening.ts';
 import type { ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec } from './model.ts';
 import { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
 import { type PrefilterSettings, rankExecutors } from './prefilter.ts';
@@ -411,7 +411,7 @@ export function createPlanner(settings: PlannerSettings) {
       tokens_in: 0,
       tokens_out: 0,
       latency_ms: 0,
-      raw_args: call.args,
+      raw_args: keptArgs(call.args),
       sandbox: null,
     };
     /** Records this call's step (refused or run) and hands its observation back to the loop. */
@@ -644,7 +644,11 @@ export function createPlanner(settings: PlannerSettings) {
         const text = response.text.trim();
         return finish(state, 'answer', text || '(the model gave an empty answer)');
       }
-      state.history.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
+      state.history.push({
+        role: 'assistant',
+        content: response.text,
+        toolCalls: response.toolCalls.map((call) => ({ ...call, args: keptArgs(call.args) })),
+      });
       const [first, ...others] = response.toolCalls;
       const queue = [first!, ...others];
       for (let index = 0; index < queue.length; index++) {

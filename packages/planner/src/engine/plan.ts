@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import { z } from 'zod';
+
+/** Step arguments of any depth are read only after this check; every later walk is recursive. */
+export const stepArgsSchema = z
+  .record(z.string(), z.unknown())
+  .refine((args) => !exceedsJsonDepth(args), `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
 
 /**
  * The plan grammar the Proposer must produce and the Executor runs. Steps are
@@ -16,7 +22,7 @@ export const planStepSchema = z
       .regex(/^[A-Za-z0-9_-]{1,32}$/)
       .optional(),
     tool: z.string().min(1).max(128),
-    args: z.record(z.string(), z.unknown()).default({}),
+    args: stepArgsSchema.default({}),
     depends: z
       .array(z.union([z.string(), z.number().int().positive()]))
       .max(32)

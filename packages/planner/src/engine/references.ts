@@ -1,4 +1,4 @@
-import { MetnosError } from '@metnos/executor-sdk';
+import { exceedsJsonDepth, MAX_JSON_DEPTH, MetnosError } from '@metnos/executor-sdk';
 
 const marker = Symbol.for('metnos.error.ReferenceError');
 
@@ -57,16 +57,21 @@ function parseMatch(match: RegExpMatchArray): PlaceholderMatch {
   return { text, kind: 'slot', name: slot! };
 }
 
-/** Every placeholder in a value, at any depth. */
+/** Every placeholder in a value, at any depth, in document order. Walks with a stack, never recursion. */
 export function findPlaceholders(value: unknown): PlaceholderMatch[] {
   const found: PlaceholderMatch[] = [];
-  const visit = (node: unknown) => {
-    if (typeof node === 'string')
+  const seen = new Set<object>();
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node === 'string') {
       for (const match of node.matchAll(PLACEHOLDER)) found.push(parseMatch(match));
-    else if (Array.isArray(node)) node.forEach(visit);
-    else if (node !== null && typeof node === 'object') Object.values(node).forEach(visit);
-  };
-  visit(value);
+    } else if (node !== null && typeof node === 'object' && !seen.has(node)) {
+      seen.add(node);
+      const children = Array.isArray(node) ? node : Object.values(node);
+      for (let index = children.length - 1; index >= 0; index--) pending.push(children[index]);
+    }
+  }
   return found;
 }
 
@@ -138,12 +143,24 @@ function resolveOne(match: PlaceholderMatch, scope: ReferenceScope): unknown {
 /**
  * Resolves every placeholder in `value`. A placeholder that is the whole
  * string keeps the referenced value's type; inside a longer string it is
- * spliced in as text (lists joined with ", ", objects as JSON).
+ * spliced in as text (lists joined with ", ", objects as JSON). A value
+ * nested deeper than `MAX_JSON_DEPTH` is refused with a
+ * {@link PlanReferenceError} before it is walked.
  *
  * @example
  * resolvePlaceholders('Found ${step1.content.matches|count} matches', { observations: [obs] });
  */
 export function resolvePlaceholders(value: unknown, scope: ReferenceScope): unknown {
+  if (exceedsJsonDepth(value)) {
+    throw new PlanReferenceError(
+      '(arguments)',
+      `the arguments nest deeper than ${MAX_JSON_DEPTH} levels; placeholders are not resolved in them`,
+    );
+  }
+  return resolveWithin(value, scope);
+}
+
+function resolveWithin(value: unknown, scope: ReferenceScope): unknown {
   if (typeof value === 'string') {
     const matches = [...value.matchAll(PLACEHOLDER)];
     if (matches.length === 1 && matches[0]![0] === value.trim())
@@ -156,11 +173,9 @@ export function resolvePlaceholders(value: unknown, scope: ReferenceScope): unkn
       return JSON.stringify(found);
     });
   }
-  if (Array.isArray(value)) return value.map((item) => resolvePlaceholders(item, scope));
+  if (Array.isArray(value)) return value.map((item) => resolveWithin(item, scope));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, resolvePlaceholders(item, scope)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveWithin(item, scope)]));
   }
   return value;
 }

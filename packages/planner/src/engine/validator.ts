@@ -1,4 +1,10 @@
-import { contractSchema, hostValidator, type VerifiedExecutor } from '@metnos/executor-sdk';
+import {
+  contractSchema,
+  exceedsJsonDepth,
+  hostValidator,
+  MAX_JSON_DEPTH,
+  type VerifiedExecutor,
+} from '@metnos/executor-sdk';
 import type { Plan } from './plan.ts';
 import { findPlaceholders } from './references.ts';
 
@@ -45,8 +51,9 @@ function valueAt(root: unknown, pointer: string): unknown {
  * the catalog, arguments validate against the tool's schema (placeholders
  * are checked for shape, not type), every `from_step` and `${stepN.field}`
  * points at an earlier step whose output can hold that field, fillers are
- * declared, runtime keys are known. Returns the list of errors, empty when
- * the plan may run.
+ * declared, runtime keys are known. Arguments nested deeper than
+ * `MAX_JSON_DEPTH` are an error, found before any of those walks. Returns the
+ * list of errors, empty when the plan may run.
  *
  * @example
  * const errors = validatePlan(plan, catalog.executors());
@@ -94,6 +101,10 @@ export function validatePlan(
   plan.steps.forEach((step, index) => {
     const number = index + 1;
     const where = `step ${number} (${step.tool})`;
+    if (exceedsJsonDepth(step.args)) {
+      errors.push(`${where}: arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
+      return;
+    }
     const executor = byName.get(step.tool);
     if (!executor) {
       errors.push(`${where}: no such tool`);

@@ -1,3 +1,4 @@
+import { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import { z } from 'zod';
 import type { ToolCall, ToolSpec } from './types.ts';
 
@@ -8,8 +9,8 @@ import type { ToolCall, ToolSpec } from './types.ts';
  */
 export const TOOL_UNAVAILABLE = 'tool unavailable';
 
-/** Deepest nesting accepted in tool arguments (the top-level object is depth 1). */
-export const MAX_ARGS_DEPTH = 64;
+/** Deepest nesting accepted in tool arguments (the top-level object is depth 1): the SDK's `MAX_JSON_DEPTH`. */
+export const MAX_ARGS_DEPTH = MAX_JSON_DEPTH;
 
 const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -23,19 +24,23 @@ export type HardenedArgs =
 
 const argumentsSchema = z.record(z.string(), z.unknown());
 
-class TooDeep extends Error {}
+const TOO_DEEP: HardenedArgs = {
+  ok: false,
+  code: 'too_deep',
+  reason: `arguments nest deeper than ${MAX_ARGS_DEPTH} levels`,
+};
 
-function scrub(value: unknown, depth: number): unknown {
+/** Recursive, so it runs only on values whose depth was checked first. */
+function scrub(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const isArray = Array.isArray(value);
   const prototype = Object.getPrototypeOf(value);
   // Dates, Maps, Buffers, class instances: not the model's JSON, passed through untouched.
   if (!isArray && prototype !== Object.prototype && prototype !== null) return value;
-  if (depth > MAX_ARGS_DEPTH) throw new TooDeep();
-  if (isArray) return value.map((item) => scrub(item, depth + 1));
+  if (isArray) return value.map(scrub);
   const clean: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    if (!FORBIDDEN_KEYS.has(key)) clean[key] = scrub((value as Record<string, unknown>)[key], depth + 1);
+    if (!FORBIDDEN_KEYS.has(key)) clean[key] = scrub((value as Record<string, unknown>)[key]);
   }
   return clean;
 }
@@ -43,8 +48,9 @@ function scrub(value: unknown, depth: number): unknown {
 /**
  * Makes a model's tool arguments safe to hand on: raw JSON text is parsed,
  * `__proto__` / `constructor` / `prototype` keys are dropped from plain
- * objects at every depth, nesting beyond 64 levels is refused, and the result
- * must be an object. Empty or missing arguments become `{}`.
+ * objects at every depth, nesting beyond 64 levels is refused (text before it
+ * is parsed, values before anything walks them), and the result must be an
+ * object. Empty or missing arguments become `{}`.
  *
  * @example
  * hardenToolArgs('{"path":"a","__proto__":{"admin":true}}'); // { ok: true, args: { path: 'a' } }
@@ -53,6 +59,7 @@ export function hardenToolArgs(raw: unknown): HardenedArgs {
   let value = raw;
   if (typeof value === 'string') {
     if (value.trim() === '') return { ok: true, args: {} };
+    if (jsonTextDepth(value) > MAX_ARGS_DEPTH) return TOO_DEEP;
     try {
       // JSON.parse makes `__proto__` an own key rather than a prototype; scrub drops it next.
       value = JSON.parse(value);
@@ -61,18 +68,8 @@ export function hardenToolArgs(raw: unknown): HardenedArgs {
     }
   }
   if (value === undefined || value === null) return { ok: true, args: {} };
-  let clean: unknown;
-  try {
-    clean = scrub(value, 1);
-  } catch (error) {
-    if (error instanceof TooDeep)
-      return {
-        ok: false,
-        code: 'too_deep',
-        reason: `arguments are nested deeper than ${MAX_ARGS_DEPTH} levels`,
-      };
-    throw error;
-  }
+  if (exceedsJsonDepth(value, MAX_ARGS_DEPTH)) return TOO_DEEP;
+  const clean = scrub(value);
   const parsed = argumentsSchema.safeParse(clean);
   if (!parsed.success || Array.isArray(clean))
     return { ok: false, code: 'not_object', reason: 'arguments must be a JSON object' };
