@@ -2,6 +2,10 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
   createCatalog,
+  defaultStateDir,
+  type ProtectedPath,
+  resolveConfigDir,
+  trustPaths,
   findWorkspaceConfig,
   loadTrustedKeys,
   openVerificationCache,
@@ -50,6 +54,18 @@ export async function resolvePlace(options: {
   return { cwd, config, executors, workspace, configDir: options.configDir };
 }
 
+/**
+ * What no executor may write for this place: its `metnos.toml`, the keys it
+ * trusts, its executors folder, and the user's config dir (trust list, keys).
+ */
+export function placeProtection(place: CliPlace): ProtectedPath[] {
+  return [
+    ...trustPaths(place.config),
+    { path: place.executors, why: 'the executors folder Metnos loads' },
+    { path: resolveConfigDir(place.configDir), why: "the user's Metnos keys and trust list" },
+  ];
+}
+
 /** Trusted keys for this place: metnos.toml's list plus the user's trust list. */
 export function trustedKeys(place: CliPlace, start?: string): Promise<PublicKey[]> {
   return loadTrustedKeys(start ?? place.cwd, { configDir: place.configDir });
@@ -57,16 +73,17 @@ export function trustedKeys(place: CliPlace, start?: string): Promise<PublicKey[
 
 /**
  * The catalog of this place's executors, with the verification cache beside
- * its ledger (`<executors>/.state/verification-cache.json`, its secret in the
- * config dir), so a start after the first re-hashes every artefact but does not
- * redo the checks of bytes already checked on this machine.
+ * its ledger in the user's state dir (`defaultStateDir`, never inside the
+ * executors folder; the cache's secret is in the config dir), so a start after
+ * the first re-hashes every artefact but does not redo the checks of bytes
+ * already checked on this machine.
  */
 export async function placeCatalog(
   place: CliPlace,
   keys: PublicKey[],
   ledger: 'update' | 'check' = 'update',
 ) {
-  const stateDir = join(place.executors, '.state');
+  const stateDir = defaultStateDir(place.executors);
   const verificationCache =
     ledger === 'update'
       ? await openVerificationCache({

@@ -88,7 +88,7 @@ describe('metnos ask', () => {
     await writeFile(
       join(down, 'metnos.toml'),
       `[workspace]
-root = "."
+root = "workspace"
 executors = "${join(repoRoot, 'executors')}"
 trusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]
 [runtime]

@@ -35,20 +35,31 @@ async function main() {
     emit(failure('InvalidInput', `the host sent an unreadable request: ${error.message}`));
     return;
   }
-  const { codeFile, args, context, schema, inputRef, outputRef, errorClasses } = request;
+  const { codeFile, code, args, context, schema, inputRef, outputRef, errorClasses } = request;
   const codeUrl = pathToFileURL(codeFile).href;
+  if (typeof code !== 'string') {
+    emit(failure('Crashed', 'the host sent no verified code'));
+    return;
+  }
+  // The host verified these bytes against the signature and sent them on stdin; the code file
+  // itself is neither mounted nor read, so nothing written to it after verification runs.
+  const codeFormat = codeFile.endsWith('.ts') ? 'module-typescript' : 'module';
 
   for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'table']) {
     console[method] = (...parts) => process.stderr.write(`${parts.map(String).join(' ')}\n`);
   }
 
   registerHooks({
+    load(url, loadContext, nextLoad) {
+      if (url === codeUrl) return { format: codeFormat, source: code, shortCircuit: true };
+      return nextLoad(url, loadContext);
+    },
     resolve(specifier, resolveContext, nextResolve) {
       if (specifier === '@metnos/executor-sdk/define') return { url: defineUrl, shortCircuit: true };
       // isBuiltin also knows the prefix-only modules (node:sqlite, node:test, node:sea).
       if (isBuiltin(specifier)) return nextResolve(specifier, resolveContext);
-      if (specifier === codeUrl || resolveContext.parentURL === undefined)
-        return nextResolve(specifier, resolveContext);
+      if (specifier === codeUrl) return { url: codeUrl, format: codeFormat, shortCircuit: true };
+      if (resolveContext.parentURL === undefined) return nextResolve(specifier, resolveContext);
       throw new Error(
         `import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`,
       );

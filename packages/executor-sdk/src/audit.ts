@@ -1,6 +1,8 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Caller } from './context.ts';
+import { AuditError } from './errors.ts';
 
 /** One audit line: one invocation (or one refusal). Absent values are `null`, so every line has every field. */
 export interface AuditEntry {
@@ -41,6 +43,150 @@ export function summarizeInput(args: unknown, depth = 0): Record<string, unknown
     : { value: summary };
 }
 
+/**
+ * Bytes kept allocated in `.audit/.reserve`. When the disk fills up, the
+ * reserve is given back so the lines that record it still fit; the next call
+ * then finds no room to rebuild the reserve and is refused.
+ */
+export const AUDIT_RESERVE_BYTES = 1024 * 1024;
+
+/** The folders of a workspace's audit tree, below `.audit`. */
+export const AUDIT_SUBDIRS = ['executors', 'sandbox'] as const;
+
+const OPEN_APPEND =
+  constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+function currentUid(): number {
+  return process.getuid?.() ?? 0;
+}
+
+/** A folder of the audit tree must be a real folder of this user, never a symlink. */
+async function checkAuditDir(path: string): Promise<void> {
+  try {
+    await mkdir(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new AuditError(path, `the audit folder ${path} cannot be created: ${(error as Error).message}`, error);
+  }
+  const info = await lstat(path);
+  if (info.isSymbolicLink())
+    throw new AuditError(path, `the audit folder ${path} is a symlink; move it aside (metnos doctor --repair)`);
+  if (!info.isDirectory()) throw new AuditError(path, `the audit folder ${path} is not a folder`);
+  if (info.uid !== currentUid())
+    throw new AuditError(path, `the audit folder ${path} belongs to uid ${info.uid}, not to this user`);
+}
+
+/**
+ * Creates the audit tree of a workspace (`.audit/`, `.audit/executors/`,
+ * `.audit/sandbox/`, and the space reserve) before any executor runs, so the
+ * sandbox can mask it from the very first call. Every folder must be a real
+ * folder owned by the user. Throws {@link AuditError} otherwise, or when the
+ * reserve cannot be rebuilt because the disk is full.
+ *
+ * @example
+ * const auditDir = await ensureAuditTree('/home/me/metnos');
+ */
+export async function ensureAuditTree(workspace: string): Promise<string> {
+  try {
+    await mkdir(workspace, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new AuditError(workspace, `the workspace ${workspace} cannot be created: ${(error as Error).message}`, error);
+  }
+  const root = join(workspace, '.audit');
+  await checkAuditDir(root);
+  for (const sub of AUDIT_SUBDIRS) await checkAuditDir(join(root, sub));
+  const reserve = join(root, '.reserve');
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(reserve, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    const info = await handle.stat();
+    if (!info.isFile() || info.nlink !== 1) throw new Error('not a plain file with one link');
+    if (info.size < AUDIT_RESERVE_BYTES) {
+      await handle.write(Buffer.alloc(AUDIT_RESERVE_BYTES - info.size), 0, undefined, info.size);
+      await handle.sync();
+    }
+  } catch (error) {
+    const full = (error as NodeJS.ErrnoException).code === 'ENOSPC' || (error as NodeJS.ErrnoException).code === 'EDQUOT';
+    if (handle && full) await handle.truncate(0).catch(() => undefined);
+    throw new AuditError(
+      reserve,
+      full
+        ? `the disk holding ${root} is full; Metnos runs no executor until it can record the call (free some space)`
+        : `the audit reserve ${reserve} is unusable: ${(error as Error).message}`,
+      error,
+    );
+  } finally {
+    await handle?.close();
+  }
+  return root;
+}
+
+/** Opens an audit file for appending and checks it is a plain file of this user with one link. */
+async function openAuditFile(file: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, OPEN_APPEND, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ELOOP' ? 'it is a symlink' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    throw new AuditError(file, `the audit file ${file} cannot be opened: ${why}`, error);
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new AuditError(file, `the audit file ${file} is not a plain file`);
+    if (info.uid !== currentUid())
+      throw new AuditError(file, `the audit file ${file} belongs to uid ${info.uid}, not to this user`);
+    if (info.nlink !== 1)
+      throw new AuditError(file, `the audit file ${file} has ${info.nlink} links; it must have one`);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * Appends one line to an audit file safely: opened with `O_NOFOLLOW` (a symlink
+ * planted in its place is refused), checked to be a plain file of this user with
+ * one link, started on a fresh line when the file ends in a partial one, and
+ * written from the reserve when the disk is full. Throws {@link AuditError}.
+ *
+ * @example
+ * await appendAuditLine('/ws/.audit/executors/2026-11-22.jsonl', JSON.stringify(entry));
+ */
+export async function appendAuditLine(file: string, line: string, reserve?: string): Promise<void> {
+  const handle = await openAuditFile(file);
+  try {
+    const info = await handle.stat();
+    let prefix = '';
+    if (info.size > 0) {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, info.size - 1);
+      if (last[0] !== 0x0a) prefix = '\n';
+    }
+    const bytes = Buffer.from(`${prefix}${line}\n`);
+    try {
+      await handle.write(bytes);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOSPC' && code !== 'EDQUOT') || !reserve) throw error;
+      // Give the reserve back to the filesystem and write the line in the room it leaves.
+      const spare = await open(reserve, constants.O_WRONLY | constants.O_NOFOLLOW).catch(() => undefined);
+      await spare?.truncate(0);
+      await spare?.close();
+      const now = (await handle.stat()).size;
+      const last = Buffer.alloc(1);
+      if (now > 0) await handle.read(last, 0, 1, now - 1);
+      await handle.write(Buffer.from(`${now > 0 && last[0] !== 0x0a ? '\n' : ''}${line}\n`));
+    }
+  } catch (error) {
+    if (AuditError.isInstance(error)) throw error;
+    throw new AuditError(file, `the audit line could not be written to ${file}: ${(error as Error).message}`, error);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Settings of {@link createAuditLog}. */
 export interface AuditLogSettings {
   /** Lines go to `<workspace>/.audit/executors/YYYY-MM-DD.jsonl`. */
@@ -57,20 +203,27 @@ export interface AuditLogSettings {
  */
 export function createAuditLog(settings: AuditLogSettings) {
   const dir = join(settings.workspace, '.audit', 'executors');
-  let ready: Promise<unknown> | undefined;
+  const reserve = join(settings.workspace, '.audit', '.reserve');
+  const fileFor = (ts: string) => join(dir, `${ts.slice(0, 10)}.jsonl`);
   return {
     dir,
     /** The file for the day of `ts`. */
-    fileFor(ts: string): string {
-      return join(dir, `${ts.slice(0, 10)}.jsonl`);
+    fileFor,
+    /**
+     * Checks, before a call, that its line can be written: the tree exists and
+     * is sound, the reserve is in place, the day's file opens as a plain file.
+     * Throws {@link AuditError}; the invoker then refuses the call.
+     */
+    async check(ts: string): Promise<void> {
+      await ensureAuditTree(settings.workspace);
+      await (await openAuditFile(fileFor(ts))).close();
     },
     async append(entry: AuditEntry): Promise<void> {
-      ready ??= mkdir(dir, { recursive: true, mode: 0o700 });
-      await ready;
-      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, {
-        flag: 'a',
-        mode: 0o600,
+      await ensureAuditTree(settings.workspace).catch((error) => {
+        // the reserve may be gone on a full disk: the line is still written from what it gave back
+        if (!AuditError.isInstance(error) || !/is full/.test(error.message)) throw error;
       });
+      await appendAuditLine(fileFor(entry.ts), JSON.stringify(entry), reserve);
     },
   };
 }

@@ -19,8 +19,9 @@ async function world() {
     name: string,
     options: { version?: string; versioned?: boolean; code?: string; key?: SigningKey } = {},
   ) => writeSignedExecutor({ root, name, key, ...options }).then((result) => result.dir);
+  // The state folder these tests inspect; by default it lives in the user's state dir.
   const open = (settings: Partial<Parameters<typeof createCatalog>[0]> = {}) =>
-    createCatalog({ root, trustedKeys: [key], ...settings });
+    createCatalog({ root, trustedKeys: [key], stateDir: join(root, '.state'), ...settings });
   return { root, key, write, open };
 }
 

@@ -1,8 +1,11 @@
-import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { type Dirent, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { ARTEFACTS, RESERVED_DIRS } from './artefacts.ts';
+import type { ProtectedPath } from './context.ts';
 import { LifecycleError, VerificationError } from './errors.ts';
 import type { PublicKey } from './keys.ts';
 import {
@@ -45,7 +48,11 @@ export interface CatalogSettings {
   root: string;
   /** Keys whose signatures are accepted; configured explicitly, nothing is trusted by default. */
   trustedKeys: readonly PublicKey[];
-  /** Where the version ledger and lifecycle file live. Default `<root>/.state`. */
+  /**
+   * Where the version ledger and lifecycle file live. Default: a folder of the
+   * user's state dir for this executors folder ({@link defaultStateDir}), where
+   * no executor can write; never inside the executors folder.
+   */
   stateDir?: string;
   /** `update` (default) records accepted versions; `check` reads the ledger without writing. */
   ledger?: 'update' | 'check';
@@ -73,6 +80,41 @@ export const ledgerSchema = z.object({
   ),
 });
 type Ledger = z.infer<typeof ledgerSchema>;
+
+/** Marks a version a ledger-less load knows from the lifecycle file as once active. */
+const SEEN_ACTIVE = '(seen active)';
+
+/**
+ * The default state folder of an executors folder: `<state home>/metnos/catalogs/<hash of its real path>`,
+ * where the state home is `$XDG_STATE_HOME`, else `~/.local/state`, else (no usable home) a private
+ * folder under the temp dir. Outside the executors folder, so no executor that writes there reaches it.
+ *
+ * @example
+ * defaultStateDir('/home/me/metnos/executors'); // '/home/me/.local/state/metnos/catalogs/3f…'
+ */
+export function defaultStateDir(root: string): string {
+  let real = resolve(root);
+  try {
+    real = realpathSync(real);
+  } catch {
+    // not there yet: its written form names it
+  }
+  const digest = createHash('sha256').update(real).digest('hex').slice(0, 16);
+  return join(stateHome(), 'metnos', 'catalogs', digest);
+}
+
+function stateHome(): string {
+  if (process.env.XDG_STATE_HOME) return process.env.XDG_STATE_HOME;
+  const home = homedir();
+  const uid = process.getuid?.() ?? 0;
+  try {
+    const info = statSync(home);
+    if (info.isDirectory() && info.uid === uid) return join(home, '.local', 'state');
+  } catch {
+    // no usable home
+  }
+  return join(tmpdir(), `metnos-state-${uid}`);
+}
 
 /** What `ledgerSchema` accepts unchanged, checked by hand (see shape.ts). */
 export function isLedger(data: unknown): data is Ledger {
@@ -197,7 +239,9 @@ function placementError(candidate: Candidate, executor: VerifiedExecutor): Verif
  */
 export function createCatalog(settings: CatalogSettings) {
   const root = settings.root;
-  const stateDir = settings.stateDir ?? join(root, '.state');
+  const stateDir = settings.stateDir ?? defaultStateDir(root);
+  /** Where ledgers lived before they moved out of the executors folder: read, never trusted to allow. */
+  const legacyLedgerPath = join(root, '.state', 'ledger.json');
   const ledgerPath = join(stateDir, 'ledger.json');
   const archiveDir = join(root, '.archive');
   const verifySettings = {
@@ -214,19 +258,46 @@ export function createCatalog(settings: CatalogSettings) {
 
   const id = (name: string, version: string) => `${name}@${version}`;
 
-  async function readLedger(): Promise<Ledger> {
+  async function readLedgerFile(path: string): Promise<Ledger | undefined> {
     try {
-      const data: unknown = JSON.parse(await readFile(ledgerPath, 'utf8'));
+      const data: unknown = JSON.parse(await readFile(path, 'utf8'));
       if (isLedger(data)) return data;
       const parsed = ledgerSchema.safeParse(data);
       if (parsed.success) return parsed.data;
       throw new LifecycleError(
-        `${ledgerPath} is not a Metnos version ledger; refusing to load without rollback protection`,
+        `${path} is not a Metnos version ledger; refusing to load without rollback protection`,
       );
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, executors: {} };
-      throw LifecycleError.isInstance(error) ? error : new LifecycleError(`cannot read ${ledgerPath}`, error);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw LifecycleError.isInstance(error) ? error : new LifecycleError(`cannot read ${path}`, error);
     }
+  }
+
+  /** Versions seen before without a ledger to say so: nothing below them is accepted unasked. */
+  let seenWithoutLedger = new Map<string, string>();
+
+  async function readLedger(): Promise<Ledger> {
+    seenWithoutLedger = new Map();
+    const found = await readLedgerFile(ledgerPath);
+    if (found) return found;
+    // No ledger: rebuild what the lifecycle file and a ledger from the old place remember, for
+    // refusals only. A version lower than the highest seen, and not itself seen active, is refused.
+    const rebuilt: Ledger = { version: 1, executors: {} };
+    const note = (name: string, version: string, accepted: boolean) => {
+      const entry = rebuilt.executors[name] ?? { highest: version, accepted: {} };
+      if (compareVersions(version, entry.highest) > 0) entry.highest = version;
+      if (accepted) entry.accepted[version] = SEEN_ACTIVE;
+      rebuilt.executors[name] = entry;
+    };
+    const legacy = await readLedgerFile(legacyLedgerPath).catch(() => undefined);
+    for (const [name, entry] of Object.entries(legacy?.executors ?? {})) note(name, entry.highest, false);
+    for (const [key, record] of Object.entries((await store()).all())) {
+      const at = key.lastIndexOf('@');
+      if (at <= 0) continue;
+      note(key.slice(0, at), key.slice(at + 1), record.state !== 'quarantined' && record.state !== 'archived');
+    }
+    for (const [name, entry] of Object.entries(rebuilt.executors)) seenWithoutLedger.set(name, entry.highest);
+    return rebuilt;
   }
 
   async function store(): Promise<LifecycleStore> {
@@ -288,15 +359,19 @@ export function createCatalog(settings: CatalogSettings) {
     if (
       entry &&
       compareVersions(executor.version, entry.highest) < 0 &&
-      entry.accepted[executor.version] !== signature
+      entry.accepted[executor.version] !== signature &&
+      entry.accepted[executor.version] !== SEEN_ACTIVE
     ) {
+      const seen = seenWithoutLedger.get(executor.name);
       return {
         record: true,
         refusal: {
           ...candidateInfo,
           reason: 'rollback',
           artefact: ARTEFACTS.manifest,
-          message: `${id(executor.name, executor.version)} is lower than ${entry.highest}, already accepted: rollback refused`,
+          message: seen
+            ? `${id(executor.name, executor.version)} is lower than ${seen}, which Metnos has seen before, and the version ledger ${ledgerPath} is missing: refused as a possible rollback (restore the ledger, or accept this version with \`metnos executor rehabilitate ${executor.name} ${executor.version}\`)`
+            : `${id(executor.name, executor.version)} is lower than ${entry.highest}, already accepted: rollback refused`,
         },
       };
     }
@@ -329,7 +404,7 @@ export function createCatalog(settings: CatalogSettings) {
 
   async function saveState(): Promise<void> {
     if (settings.ledger === 'check') return;
-    await mkdir(stateDir, { recursive: true });
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
     await writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
     await lifecycle?.save();
     // A cache that cannot be written costs the next start time, never correctness.
@@ -338,6 +413,14 @@ export function createCatalog(settings: CatalogSettings) {
 
   const catalog = {
     root,
+
+    /** The folders that decide what this catalog loads: no executor may write them. */
+    protectedPaths(): ProtectedPath[] {
+      return [
+        { path: root, why: 'the executors folder Metnos loads' },
+        { path: stateDir, why: "the executors' version ledger and lifecycle state" },
+      ];
+    },
 
     /**
      * Scans and verifies everything. Safe to call again: the previous view is
@@ -620,6 +703,10 @@ export function createCatalog(settings: CatalogSettings) {
         const dir = entry?.dir ?? join(root, name);
         const executor = await verifyExecutor(dir, verifySettings);
         life.transition(key, 'active', 'rehabilitated after a new verification');
+        // The person's explicit word: this version, with this signature, is accepted even below the highest.
+        const accepted = ledger.executors[name] ?? { highest: version, accepted: {} };
+        accepted.accepted[version] = executor.signature;
+        ledger.executors[name] = accepted;
         await saveState();
         await catalog.load();
         return executor;

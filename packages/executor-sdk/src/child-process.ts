@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { childResultSchema, type ExecutorResult, failure, type IsolationRecord } from './result.ts';
+import {
+  childResultSchema,
+  type ExecutorResult,
+  failure,
+  HOST_ONLY_ERROR_CLASSES,
+  type IsolationRecord,
+} from './result.ts';
+
+const HOST_ONLY = new Set<string>(HOST_ONLY_ERROR_CLASSES);
 
 /** How to start one executor process. The sandbox builds a wrapped one; the plain runner a bare one. */
 export interface ChildSpec {
@@ -14,6 +22,12 @@ export interface ChildSpec {
   maxStderrBytes: number;
   isolation: IsolationRecord;
   signal?: AbortSignal;
+  /**
+   * Started once the process runs (the sandbox's write meter): it may stop the
+   * whole process group with an error class and message, and returns the
+   * function that ends the watch.
+   */
+  watch?: (pid: number, stop: (errorClass: string, message: string) => void) => () => void;
 }
 
 /** What happened to the process, beside the parsed result. */
@@ -107,6 +121,7 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     );
     const onAbort = () => stop('Timeout', 'the call was aborted by the caller');
     spec.signal?.addEventListener('abort', onAbort, { once: true });
+    const unwatch = spec.watch && child.pid !== undefined ? spec.watch(child.pid, stop) : undefined;
 
     /** Keeps a stream's bytes up to its cap; past it, the whole process group is stopped. */
     const capture = (stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr', cap: number) => {
@@ -132,6 +147,7 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      unwatch?.();
       spec.signal?.removeEventListener('abort', onAbort);
       killGroup(child.pid);
       const stdout = Buffer.concat(stdoutCapture.chunks).toString('utf8').trim();
@@ -168,6 +184,13 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
         return fail(
           'NonJsonOutput',
           `the executor's result does not have the { ok, content, metadata, error } shape`,
+        );
+      }
+      if (!result.data.ok && HOST_ONLY.has(result.data.error.class)) {
+        // A refusal or a limit is the host's word; a process that claims one is lying about who stopped it.
+        return fail(
+          'InvalidOutput',
+          `the executor returned the error class "${result.data.error.class}", which only the host may emit`,
         );
       }
       resolve({ ...base, result: { ...result.data, isolation: spec.isolation } as ExecutorResult });

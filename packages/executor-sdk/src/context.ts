@@ -18,11 +18,24 @@ export interface InvocationContext {
   caller: Caller;
   /** Per-instance settings for this executor (from the host configuration). */
   config?: Record<string, unknown>;
+  /**
+   * Host paths no executor may write in this call, beside the runner's own
+   * (the catalog's executors folder and state, trust lists, `metnos.toml`).
+   * Never sent to the executor process.
+   */
+  protect?: readonly ProtectedPath[];
+}
+
+/** A host path no executor may write, and why (shown in the refusal). */
+export interface ProtectedPath {
+  path: string;
+  why: string;
 }
 
 /** A profile with `$WORKSPACE`, `$HOME` and `$TMP` replaced by real paths. */
 export interface ExpandedProfile {
-  fs: { read: string[]; write: string[] };
+  fs: { read: string[]; write: string[]; hardlinks?: boolean };
+  max_write_bytes?: number;
   exec: DeclaredProfile['exec'];
   network: DeclaredProfile['network'];
   max_output_bytes: number;
@@ -43,7 +56,12 @@ export function expandProfile(
       .replace(/^\$HOME(?=\/|$)/, home)
       .replace(/^\$TMP(?=\/|$)/, places.tmpDir);
   return {
-    fs: { read: profile.fs.read.map(expand), write: profile.fs.write.map(expand) },
+    fs: {
+      read: profile.fs.read.map(expand),
+      write: profile.fs.write.map(expand),
+      ...(profile.fs.hardlinks !== undefined ? { hardlinks: profile.fs.hardlinks } : {}),
+    },
+    ...(profile.max_write_bytes !== undefined ? { max_write_bytes: profile.max_write_bytes } : {}),
     exec: profile.exec,
     network: profile.network,
     max_output_bytes: profile.max_output_bytes,

@@ -146,3 +146,26 @@ export class LifecycleError extends MetnosError {
     );
   }
 }
+
+const auditMarker = defineMarker('AuditError');
+
+/**
+ * The audit log cannot be written safely: its folder is a symlink or belongs to
+ * someone else, a day's file is not a plain file, or the disk is full. Calls are
+ * refused while it lasts (`AuditUnavailable`): Metnos does not act unrecorded.
+ */
+export class AuditError extends MetnosError {
+  private readonly [auditMarker] = true;
+  /** The file or folder at fault. */
+  readonly path: string;
+
+  constructor(path: string, message: string, cause?: unknown) {
+    super({ code: 'audit_unavailable', message, cause });
+    this.name = 'AuditError';
+    this.path = path;
+  }
+
+  static override isInstance(error: unknown): error is AuditError {
+    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[auditMarker] === true;
+  }
+}

@@ -1,9 +1,13 @@
 export { ARTEFACTS } from './artefacts.ts';
 export {
+  AUDIT_RESERVE_BYTES,
+  AUDIT_SUBDIRS,
   type AuditEntry,
   type AuditLog,
   type AuditLogSettings,
+  appendAuditLine,
   createAuditLog,
+  ensureAuditTree,
   summarizeInput,
 } from './audit.ts';
 export { type BirthCallOptions, type BirthHarnessSettings, createBirthHarness } from './birth.ts';
@@ -12,13 +16,21 @@ export {
   type CatalogListing,
   type CatalogSettings,
   createCatalog,
+  defaultStateDir,
   type QuarantineEntry,
 } from './catalog.ts';
 export { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
-export { type Caller, type ExpandedProfile, expandProfile, type InvocationContext } from './context.ts';
+export {
+  type Caller,
+  type ExpandedProfile,
+  expandProfile,
+  type InvocationContext,
+  type ProtectedPath,
+} from './context.ts';
 export { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 export {
   KeyError,
+  AuditError,
   LifecycleError,
   ManifestError,
   MetnosError,
@@ -59,6 +71,7 @@ export { compareVersions, type Manifest, manifestSchema, parseManifest } from '.
 export {
   canonicalProfile,
   type DeclaredProfile,
+  DEFAULT_MAX_WRITE_BYTES,
   declaredProfileSchema,
   ISOLATION_TIERS,
   type IsolationTier,
@@ -69,6 +82,7 @@ export {
   type ExecutorResult,
   failure,
   type IsolationRecord,
+  HOST_ONLY_ERROR_CLASSES,
   RUNTIME_ERROR_CLASSES,
   type RuntimeErrorClass,
 } from './result.ts';
@@ -100,8 +114,10 @@ export {
 } from './signature.ts';
 export {
   createTrustStore,
+  assertTrustOutsideWorkspace,
   findWorkspaceConfig,
   loadTrustedKeys,
+  trustPaths,
   type WorkspaceConfig,
   workspaceConfigSchema,
 } from './trust.ts';
@@ -110,6 +126,7 @@ export {
   type VerificationCache,
   type VerificationCacheSettings,
   type VerifiedSet,
+  loadLocalSecret,
 } from './verification-cache.ts';
 export {
   artefactStamps,

@@ -431,7 +431,7 @@ describe('the plain process runner', () => {
 });
 
 describe('the audit log', () => {
-  it('returns the result with the cause when the audit line cannot be written', async () => {
+  it('refuses to run a call whose audit line cannot be written (fail closed)', async () => {
     const broken = await temp.make('broken-audit-');
     await writeFile(join(broken, '.audit'), 'a file where the audit folder should be');
     const stubborn = createInvoker({
@@ -439,13 +439,16 @@ describe('the audit log', () => {
       runner: createProcessRunner(),
       audit: createAuditLog({ workspace: broken }),
     });
+    const before = existsSync(join(markers, 'greet')) ? await readFile(join(markers, 'greet'), 'utf8') : '';
     const result = await stubborn.invoke(
       'greet',
       { name: 'Ada', count: 1 },
       { ...options, workspace: broken },
     );
-    expect(result).toMatchObject({ ok: true, content: { greeting: 'Hello, Ada!' } });
-    expect(String(result.metadata?.audit_error)).toMatch(/audit line could not be written/);
+    expect(result).toMatchObject({ ok: false, error: { class: 'AuditUnavailable' } });
+    expect(!result.ok && result.error.message).toMatch(/is not a folder/);
+    const after = existsSync(join(markers, 'greet')) ? await readFile(join(markers, 'greet'), 'utf8') : '';
+    expect(after).toBe(before); // the executor never loaded
   });
 
   it('writes one line per call with the documented fields', async () => {

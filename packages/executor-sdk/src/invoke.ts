@@ -4,7 +4,7 @@ import AjvModule from 'ajv';
 import type { AuditLog } from './audit.ts';
 import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
-import type { Caller, InvocationContext } from './context.ts';
+import type { Caller, InvocationContext, ProtectedPath } from './context.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
 import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
@@ -51,6 +51,12 @@ export interface InvokerSettings {
   runner: ExecutorRunner;
   audit?: AuditLog;
   clock?: () => Date;
+  /**
+   * Host paths no executor may write, beside the catalog's own folders (which
+   * are always added): trust lists, the `metnos.toml` files Metnos reads, keys.
+   * Sandbox runners refuse any profile that reaches them for write.
+   */
+  protect?: readonly ProtectedPath[];
 }
 
 /** Options of one invocation. */
@@ -126,6 +132,7 @@ export function createInvoker(settings: InvokerSettings) {
         workspace: options.workspace,
         caller: options.caller,
         config: options.config,
+        protect: [...settings.catalog.protectedPaths(), ...(settings.protect ?? [])],
       };
       const refuse = async (errorClass: string, message: string, executor?: VerifiedExecutor) => {
         const report: RunReport = {
@@ -179,6 +186,14 @@ export function createInvoker(settings: InvokerSettings) {
           `arguments rejected by ${name}'s schema: ${describeErrors(inputValidator)}`,
           executor,
         );
+      }
+      if (settings.audit) {
+        // Fail closed: a call whose line cannot be written is not made.
+        try {
+          await settings.audit.check(started.toISOString());
+        } catch (error) {
+          return failure('AuditUnavailable', `${name} was not run: ${(error as Error).message}`);
+        }
       }
       const report = await settings.runner.run({ executor, args, context, signal: options.signal });
       const { result } = report;

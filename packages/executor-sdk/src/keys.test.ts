@@ -164,14 +164,14 @@ describe('trust', () => {
     await writeFile(join(workspace, 'keys', 'release.pub'), serializePublicKey(workspaceKey));
     await writeFile(
       join(workspace, 'metnos.toml'),
-      '[workspace]\nexecutors = "executors"\ntrusted_keys = ["keys/release.pub"]\n\n[server]\nport = 8080\n',
+      '[workspace]\nroot = "ws"\nexecutors = "executors"\ntrusted_keys = ["keys/release.pub"]\n\n[server]\nport = 8080\n',
     );
     await createTrustStore({ configDir }).add(userKey);
 
     const found = await findWorkspaceConfig(join(workspace, 'executors', 'deep', 'er'));
     expect(found).toMatchObject({
       configDir: workspace,
-      root: workspace,
+      root: join(workspace, 'ws'),
       executors: join(workspace, 'executors'),
       trustedKeyFiles: [join(workspace, 'keys', 'release.pub')],
       raw: { server: { port: 8080 } },

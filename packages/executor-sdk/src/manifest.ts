@@ -2,6 +2,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ManifestError } from './errors.ts';
 import { declaredProfileSchema } from './profile.ts';
+import { HOST_ONLY_ERROR_CLASSES } from './result.ts';
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-.]+)?(?:\+[0-9A-Za-z-.]+)?$/;
 const NAME = /^[a-z][a-z0-9_]{1,63}$/;
@@ -42,7 +43,12 @@ export const manifestSchema = z
         input_schema: schemaRef,
         output_schema: schemaRef,
         error_classes: z.array(
-          z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { message: 'PascalCase error class names' }),
+          z
+            .string()
+            .regex(/^[A-Z][A-Za-z0-9]*$/, { message: 'PascalCase error class names' })
+            .refine((name) => !(HOST_ONLY_ERROR_CLASSES as readonly string[]).includes(name), {
+              message: `error classes the host alone emits (${HOST_ONLY_ERROR_CLASSES.join(', ')}) cannot be declared`,
+            }),
         ),
         idempotent: z.boolean(),
         side_effects: z.boolean(),

@@ -43,10 +43,22 @@ export const declaredProfileSchema = z
       .int()
       .positive()
       .max(256 * 1024 * 1024),
+    /**
+     * Total bytes the call may write (files, pipes, sockets). Absent: the
+     * runner's default ({@link DEFAULT_MAX_WRITE_BYTES}).
+     */
+    max_write_bytes: z
+      .number()
+      .int()
+      .positive()
+      .max(64 * 1024 * 1024 * 1024)
+      .optional(),
     fs: z
       .object({
         read: z.array(pathEntry).default([]),
         write: z.array(pathEntry).default([]),
+        /** Opt-in: files with more than one hard link may be named in arguments. */
+        hardlinks: z.boolean().optional(),
       })
       .strict()
       .default({ read: [], write: [] }),
@@ -71,18 +83,27 @@ export const declaredProfileSchema = z
 
 export type DeclaredProfile = z.infer<typeof declaredProfileSchema>;
 
+/** Bytes a call may write when its profile sets no `max_write_bytes`: 32 MiB. */
+export const DEFAULT_MAX_WRITE_BYTES = 32 * 1024 * 1024;
+
 /**
  * The canonical form of a profile: keys sorted, allow-lists sorted and
  * de-duplicated, so reordering a list does not change its identity.
  */
 export function canonicalProfile(profile: DeclaredProfile): string {
   const sortedUnique = (values: readonly string[]) => [...new Set(values)].sort();
+  // Fields added later appear only when set, so profiles signed before them keep their lock.
   const canonical = {
     exec: { binaries: sortedUnique(profile.exec.binaries), mode: profile.exec.mode },
-    fs: { read: sortedUnique(profile.fs.read), write: sortedUnique(profile.fs.write) },
+    fs: {
+      ...(profile.fs.hardlinks !== undefined ? { hardlinks: profile.fs.hardlinks } : {}),
+      read: sortedUnique(profile.fs.read),
+      write: sortedUnique(profile.fs.write),
+    },
     max_duration_ms: profile.max_duration_ms,
     max_memory_mb: profile.max_memory_mb,
     max_output_bytes: profile.max_output_bytes,
+    ...(profile.max_write_bytes !== undefined ? { max_write_bytes: profile.max_write_bytes } : {}),
     min_tier: profile.min_tier,
     network: { domains: sortedUnique(profile.network.domains), mode: profile.network.mode },
     profile: profile.profile,

@@ -17,9 +17,28 @@ export const RUNTIME_ERROR_CLASSES = [
   'IsolationUnavailable',
   'NotInvocable',
   'ResourceLimit',
+  'AuditUnavailable',
 ] as const;
 
 export type RuntimeErrorClass = (typeof RUNTIME_ERROR_CLASSES)[number];
+
+/**
+ * Classes only the host emits (a refusal before start, a limit it enforced, an
+ * audit it could not write). An executor process that returns one of them gets
+ * `InvalidOutput` instead, and no manifest may declare one.
+ *
+ * @example
+ * HOST_ONLY_ERROR_CLASSES.includes('PolicyViolation'); // true
+ */
+export const HOST_ONLY_ERROR_CLASSES = [
+  'PolicyViolation',
+  'IsolationUnavailable',
+  'NotInvocable',
+  'ResourceLimit',
+  'OutputTooLarge',
+  'NonJsonOutput',
+  'AuditUnavailable',
+] as const;
 
 /** Which isolation layers actually wrapped a call. */
 export interface IsolationRecord {

@@ -48,11 +48,14 @@ export function harnessRequest(
   executor: VerifiedExecutor,
   args: unknown,
   context: InvocationContext,
-  places: { tmpDir: string; workspace?: string; codeFile?: string },
+  places: { tmpDir: string; workspace?: string },
   profile: ExpandedProfile,
 ): string {
   return JSON.stringify({
-    codeFile: places.codeFile ?? executor.codeFile,
+    // The verified bytes travel with the request: the process never opens the code file,
+    // so a file rewritten after verification is not what runs.
+    codeFile: executor.codeFile,
+    code: executor.code.toString('utf8'),
     args,
     context: {
       traceId: context.traceId,

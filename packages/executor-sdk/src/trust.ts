@@ -1,7 +1,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import type { ProtectedPath } from './context.ts';
 import { KeyError, ManifestError } from './errors.ts';
 import { type PublicKey, parsePublicKey, readPublicKey, serializePublicKey } from './keys.ts';
 import { resolveConfigDir } from './settings.ts';
@@ -133,6 +134,45 @@ export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfi
   }
 }
 
+function within(path: string, root: string): boolean {
+  const relation = relative(root, path);
+  return relation === '' || (!relation.startsWith('..') && !isAbsolute(relation));
+}
+
+/**
+ * Trust may come from a `metnos.toml` only when neither it nor the key files it
+ * lists lie inside its own workspace root: executors write there, so a trust
+ * list in that tree could have been written by one. Throws {@link KeyError}.
+ *
+ * @example
+ * assertTrustOutsideWorkspace(await findWorkspaceConfig(cwd));
+ */
+export function assertTrustOutsideWorkspace(config: WorkspaceConfig): void {
+  if (config.trustedKeyFiles.length === 0) return;
+  const file = join(config.configDir, 'metnos.toml');
+  const inside = [file, ...config.trustedKeyFiles].find((path) => within(resolve(path), resolve(config.root)));
+  if (inside) {
+    throw new KeyError(
+      `${file} lists trusted keys, but ${inside} lies inside its workspace ${config.root}, where executors may write; ` +
+        'set [workspace] root to a folder that holds neither, or trust the key with `metnos keys trust`',
+    );
+  }
+}
+
+/**
+ * The host files that decide what a workspace trusts and loads: its
+ * `metnos.toml`, the key files it lists and its executors folder. Pass them to
+ * the invoker's `protect` so no executor can write them.
+ */
+export function trustPaths(config: WorkspaceConfig | undefined): ProtectedPath[] {
+  if (!config) return [];
+  return [
+    { path: join(config.configDir, 'metnos.toml'), why: 'the workspace configuration Metnos reads' },
+    ...config.trustedKeyFiles.map((path) => ({ path, why: 'a key Metnos trusts' })),
+    { path: config.executors, why: 'the executors folder Metnos loads' },
+  ];
+}
+
 /**
  * Every key trusted for `start`: the workspace's `trusted_keys` (nearest
  * `metnos.toml`) plus the user's trust list.
@@ -142,6 +182,7 @@ export async function loadTrustedKeys(
   settings: { configDir?: string } = {},
 ): Promise<PublicKey[]> {
   const workspace = await findWorkspaceConfig(start);
+  if (workspace) assertTrustOutsideWorkspace(workspace);
   const fromWorkspace = await Promise.all(
     (workspace?.trustedKeyFiles ?? []).map((file) => readPublicKey(file)),
   );

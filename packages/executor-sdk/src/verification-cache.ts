@@ -75,11 +75,11 @@ interface Entry {
 }
 
 /**
- * Reads the secret, creating it (mode 0600, exclusively) when absent. A
+ * Reads a local 32-byte secret, creating it (mode 0600, exclusively) when absent. A
  * secret that other users can read, of the wrong size, or owned by someone
  * else is not used: the cache stays off and says why.
  */
-function loadSecret(path: string): Buffer | string {
+export function loadLocalSecret(path: string): Buffer | string {
   let fd: number | undefined;
   try {
     try {
@@ -151,7 +151,7 @@ export async function openVerificationCache(settings: VerificationCacheSettings)
   let secret: Buffer | string;
   try {
     await mkdir(dirname(secretFile), { recursive: true, mode: 0o700 });
-    secret = loadSecret(secretFile);
+    secret = loadLocalSecret(secretFile);
   } catch (error) {
     secret = `${dirname(secretFile)} cannot be created (${(error as Error).message})`;
   }

@@ -26,8 +26,14 @@ export interface VerifiedExecutor {
   version: string;
   /** The version directory. */
   dir: string;
-  /** Absolute path of the code file. */
+  /** Absolute path of the code file (for messages; the process never reads it). */
   codeFile: string;
+  /**
+   * The exact bytes of the code file that were hashed and matched the signature.
+   * Runners hand these to the executor process; the path is never read again,
+   * so rewriting the file after verification changes nothing that runs.
+   */
+  code: Buffer;
   manifest: Manifest;
   /** The parsed `schema.json`. */
   schema: Record<string, unknown>;
@@ -264,6 +270,8 @@ interface Prepared {
   manifest: Manifest;
   schema: Record<string, unknown>;
   codeFileName: string;
+  /** The code bytes whose digest is in `digests.code`. */
+  code: Buffer;
   digests: VerifiedExecutor['digests'];
   stamps: string;
   signatureFile: SignatureFile;
@@ -299,7 +307,13 @@ function confirmRemembered(
   cache: VerificationCache,
   /** Parsed from the entry's text, which `confirm` authenticates. */
   manifest: Manifest,
-  files: { digests: VerifiedExecutor['digests']; schemaBytes: Buffer; stamps: string; codeFileName: string },
+  files: {
+    digests: VerifiedExecutor['digests'];
+    schemaBytes: Buffer;
+    stamps: string;
+    codeFileName: string;
+    code: Buffer;
+  },
   signatureFile: SignatureFile,
   trustedKeys: readonly PublicKey[],
 ): VerifiedExecutor | undefined {
@@ -327,6 +341,7 @@ function confirmRemembered(
       version: manifest.executor.version,
       dir,
       codeFile: join(dir, files.codeFileName),
+      code: files.code,
       manifest,
       schema: JSON.parse(files.schemaBytes.toString('utf8')) as Record<string, unknown>,
       digests,
@@ -398,7 +413,7 @@ function prepare(
         dir,
         cache!,
         remembered,
-        { digests, schemaBytes: schemaFile.bytes, stamps, codeFileName },
+        { digests, schemaBytes: schemaFile.bytes, stamps, codeFileName, code: code.bytes },
         signatureFile,
         settings.trustedKeys,
       );
@@ -463,6 +478,7 @@ function prepare(
       manifest,
       schema,
       codeFileName,
+      code: code.bytes,
       digests,
       stamps,
       signatureFile,
@@ -512,6 +528,7 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
     version: manifest.executor.version,
     dir: prepared.dir,
     codeFile: join(prepared.dir, codeFileName),
+    code: prepared.code,
     manifest,
     schema: prepared.schema,
     digests,

@@ -1,5 +1,5 @@
-import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { appendAuditLine, ensureAuditTree } from '@metnos/executor-sdk';
 
 /** One sandbox audit line: a call refused before any process started. */
 export interface SandboxAuditEntry {
@@ -35,12 +35,13 @@ export interface SandboxAudit {
 export function createSandboxAudit(): SandboxAudit {
   return {
     async append(workspace, entry) {
-      const dir = join(workspace, '.audit', 'sandbox');
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      await appendFile(join(dir, `${entry.ts.slice(0, 10)}.jsonl`), `${JSON.stringify(entry)}\n`, {
-        flag: 'a',
-        mode: 0o600,
-      });
+      // the same checks as the invoker's log: a real tree of this user's, no symlinked files
+      const root = await ensureAuditTree(workspace);
+      await appendAuditLine(
+        join(root, 'sandbox', `${entry.ts.slice(0, 10)}.jsonl`),
+        JSON.stringify(entry),
+        join(root, '.reserve'),
+      );
     },
   };
 }

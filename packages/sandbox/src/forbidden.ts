@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ProtectedPath } from '@metnos/executor-sdk';
 import { isWithin, resolveReal } from './resolve-path.ts';
 
 /**
@@ -76,16 +76,6 @@ export const DEVICES_ALLOWED = [
   '/dev/full',
 ] as const;
 
-/** System credential files whose hardlinks are recognised by inode. */
-const SYSTEM_SECRET_FILES = [
-  '/etc/shadow',
-  '/etc/gshadow',
-  '/etc/sudoers',
-  '/etc/ssh',
-  '/etc/ssl/private',
-  '/root',
-];
-
 /** The forbidden set for one host and one call, with real paths. */
 export interface ForbiddenSet {
   /** Real paths of trees no profile may reach (secrets under homes, the audit folder, system trees). */
@@ -94,7 +84,24 @@ export interface ForbiddenSet {
   readable: string[];
   /** Secret trees inside homes and the workspace: masked inside any bind that contains them. */
   masks: string[];
+  /**
+   * What decides trust and what runs: readable, never writable, and no write
+   * grant may contain them (Metnos's own code, the sandbox helper, executors
+   * folders, trust lists, `metnos.toml`, ledgers, the memory stores).
+   */
+  protect: string[];
+  /** Why each protected path is protected, for refusal messages. */
+  reasons: Map<string, string>;
+  /** The workspace's `.audit` (written and real form): masked, and the one tree a write grant may contain. */
+  audit: string[];
+  /**
+   * The folder holding every call's private `$TMP` (`root`) and this call's
+   * own (`own`): the others are out of reach, and masked inside a granted tree.
+   */
+  calls?: { root: string; own: string };
 }
+
+
 
 /**
  * Builds the forbidden set for `homes` (the user's and root's) and the call's
@@ -103,62 +110,67 @@ export interface ForbiddenSet {
  * @example
  * const forbidden = forbiddenSet({ homes: [homedir(), '/root'], workspace: '/tmp/ws' });
  */
-export function forbiddenSet(settings: { homes: readonly string[]; workspace?: string }): ForbiddenSet {
+export function forbiddenSet(settings: {
+  homes: readonly string[];
+  workspace?: string;
+  /** Extra secret trees (the resolved Metnos config dir), masked like a home's `.ssh`. */
+  secrets?: readonly string[];
+  /** Paths no executor may write (see {@link ForbiddenSet.protect}). */
+  protect?: readonly ProtectedPath[];
+  /** See {@link ForbiddenSet.calls}. */
+  calls?: { root: string; own: string };
+}): ForbiddenSet {
   const masks = new Set<string>();
+  const both = (path: string) => [path, resolveReal(path).real];
   for (const home of settings.homes) {
-    for (const secret of HOME_SECRETS) {
-      masks.add(join(home, secret));
-      masks.add(resolveReal(join(home, secret)).real);
-    }
+    for (const secret of HOME_SECRETS) for (const form of both(join(home, secret))) masks.add(form);
   }
-  if (settings.workspace) {
-    masks.add(join(settings.workspace, '.audit'));
-    masks.add(resolveReal(join(settings.workspace, '.audit')).real);
-  }
+  for (const secret of settings.secrets ?? []) for (const form of both(secret)) masks.add(form);
+  const audit = settings.workspace ? both(join(settings.workspace, '.audit')) : [];
+  for (const form of audit) masks.add(form);
   const trees = new Set<string>(masks);
-  for (const tree of SYSTEM_FORBIDDEN) {
-    trees.add(tree);
-    trees.add(resolveReal(tree).real);
+  for (const tree of SYSTEM_FORBIDDEN) for (const form of both(tree)) trees.add(form);
+  const reasons = new Map<string, string>();
+  for (const { path, why } of settings.protect ?? []) {
+    for (const form of both(path)) if (!reasons.has(form)) reasons.set(form, why);
   }
-  return { trees: [...trees], readable: [...ETC_READABLE, ...DEVICES_ALLOWED], masks: [...masks] };
-}
-
-/** Which forbidden tree holds `real`, unless it is one of the read-only exceptions and `write` is false. */
-export function forbiddenTreeOf(real: string, forbidden: ForbiddenSet, write: boolean): string | undefined {
-  if (!write && forbidden.readable.includes(real)) return undefined;
-  return forbidden.trees.find((tree) => isWithin(real, tree));
+  return {
+    trees: [...trees],
+    readable: [...ETC_READABLE, ...DEVICES_ALLOWED],
+    masks: [...masks],
+    protect: [...reasons.keys()],
+    reasons,
+    audit,
+    ...(settings.calls ? { calls: settings.calls } : {}),
+  };
 }
 
 /**
- * Device and inode numbers of the secret files a hardlink could point at.
- * Walks the secret trees shallowly (depth 3, at most 4096 entries): they are
- * small by nature.
+ * Which forbidden tree holds `real`, unless it is one of the read-only exceptions and
+ * `write` is false. For a write, the protected paths count too.
  */
-export function secretInodes(forbidden: ForbiddenSet): Set<string> {
-  const found = new Set<string>();
-  let budget = 4096;
-  const visit = (path: string, depth: number) => {
-    if (budget-- <= 0) return;
-    let info: ReturnType<typeof lstatSync>;
-    try {
-      info = lstatSync(path);
-    } catch {
-      return;
-    }
-    if (info.isFile()) found.add(`${info.dev}:${info.ino}`);
-    if (!info.isDirectory() || depth >= 3) return;
-    let entries: string[] = [];
-    try {
-      entries = readdirSync(path);
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      // root's home can be large (package caches); only its secret folders are walked
-      if (path === '/root' && !HOME_SECRETS.some((secret) => secret.split('/')[0] === entry)) continue;
-      visit(join(path, entry), depth + 1);
-    }
-  };
-  for (const tree of [...forbidden.masks, ...SYSTEM_SECRET_FILES]) visit(tree, 0);
-  return found;
+export function forbiddenTreeOf(real: string, forbidden: ForbiddenSet, write: boolean): string | undefined {
+  if (!write && forbidden.readable.includes(real)) return undefined;
+  const calls = forbidden.calls;
+  if (calls && isWithin(real, calls.root) && !isWithin(real, calls.own)) return calls.root;
+  const tree = forbidden.trees.find((candidate) => isWithin(real, candidate));
+  if (tree || !write) return tree;
+  return forbidden.protect.find((candidate) => isWithin(real, candidate));
+}
+
+/**
+ * The first forbidden or protected path strictly inside `root`: a write grant
+ * on `root` could rename its way around any mask or read-only mount over it,
+ * so such a grant is refused. The workspace's own `.audit`, created and masked
+ * before every call, is the one exception (`allowed`).
+ */
+export function forbiddenInside(
+  root: string,
+  forbidden: ForbiddenSet,
+  allowed: readonly string[] = [],
+): string | undefined {
+  const calls = forbidden.calls ? [forbidden.calls.root] : [];
+  return [...forbidden.trees, ...forbidden.protect, ...calls].find(
+    (path) => path !== root && isWithin(path, root) && !allowed.includes(path),
+  );
 }

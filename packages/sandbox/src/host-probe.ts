@@ -38,6 +38,8 @@ export interface HostReport {
   nodeLibraries: string[];
   bwrapPath: string | undefined;
   helperPath: string | undefined;
+  /** sha256 of the helper as built or sealed: {@link checkHelper} compares it before every call. */
+  helperDigest: string | undefined;
   landlockAbi: number;
   cgroups: CgroupLayout | undefined;
   layers: Record<LayerName, LayerReport>;
@@ -57,6 +59,8 @@ export interface ProbeSettings {
   cgroupRoot?: string | false;
   /** Where to look for `bwrap`. Default: /usr/bin, /usr/local/bin, /bin. */
   binarySearchPath?: readonly string[];
+  /** The Metnos config dir holding the helper's seal secret. Default: `resolveConfigDir()`. */
+  configDir?: string;
 }
 
 const TIER_LAYERS: Record<IsolationTier, LayerName[]> = {
@@ -131,10 +135,10 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
   const nodeLibraries = linux ? sharedLibraries(nodePath) : [];
 
   const helper = linux
-    ? ensureHelper(settings.helperCacheDir ?? defaultHelperCacheDir())
+    ? ensureHelper(settings.helperCacheDir ?? defaultHelperCacheDir(), { configDir: settings.configDir })
     : ({ ok: false, problem: 'Linux only', fix: 'run Metnos executors on Linux' } as const);
   layers.helper = helper.ok
-    ? { available: true, detail: helper.path }
+    ? { available: true, detail: `${helper.path} (sha256 ${helper.digest.slice(0, 16)}…, ${helper.trust}; checked before every call)` }
     : { available: false, detail: helper.problem, fix: helper.fix };
   layers.rlimits = layers.helper.available
     ? {
@@ -242,6 +246,7 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
     nodeLibraries,
     bwrapPath,
     helperPath: helper.ok ? helper.path : undefined,
+    helperDigest: helper.ok ? helper.digest : undefined,
     landlockAbi,
     cgroups,
     layers,

@@ -18,7 +18,6 @@ const FIRST_PIN_FD = 10;
 export interface LaunchInput {
   tier: IsolationTier;
   host: HostReport;
-  codeFile: string;
   profile: ResolvedProfile;
   exec: { mode: 'none' | 'allowlist'; binaries: string[] };
   network: 'none' | 'allowlist';
@@ -100,7 +99,8 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   const missingBinaries = located.filter((entry) => !entry.path).map((entry) => entry.name);
   if (missingBinaries.length > 0) notes.push(`exec: not found on this host: ${missingBinaries.join(', ')}`);
   if (binaryPaths.length > 0) env.PATH = [...new Set(binaryPaths.map((path) => dirname(path)))].join(':');
-  const readable = [RUNTIME_DIR, input.codeFile, ...input.profile.read, ...input.profile.write];
+  // the code itself arrives on stdin (the verified bytes): its file is neither readable nor mounted
+  const readable = [RUNTIME_DIR, ...input.profile.read, ...input.profile.write];
   if (input.tmpGranted) readable.push(input.tmpDir);
   const writable = [...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
 
@@ -154,7 +154,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
 
   // standard and full: bubblewrap around the helper
   inner.push('--rlimit', `nproc=${input.limits.processes}`);
-  const runtimeFiles = new Set<string>([node, ...host.nodeLibraries, helper, RUNTIME_DIR, input.codeFile]);
+  const runtimeFiles = new Set<string>([node, ...host.nodeLibraries, helper, RUNTIME_DIR]);
   const executables = new Set<string>([node, ...host.nodeLibraries]);
   for (const binary of binaryPaths) {
     for (const file of executableClosure(binary)) {
@@ -168,16 +168,16 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   // Runtime files are trusted system paths, pinned at their real location. Profile paths were
   // resolved by the policy check and must still be exactly that: the helper opens each one
   // and refuses the call if it now leads elsewhere (a symlink swapped in since the check).
-  const binds: Array<{ dest: string; source: string; writable: boolean }> = [];
+  // profile binds are noexec: the helper remounts them so nothing written or granted there can run
+  const binds: Array<{ dest: string; source: string; writable: boolean; noexec?: boolean }> = [];
   for (const file of [...runtimeFiles, ...etcFiles])
     binds.push({ dest: file, source: realpathSync(file), writable: false });
   const profileBinds = [
     ...input.profile.read.map((path) => ({ path, writable: false })),
     ...input.profile.write.map((path) => ({ path, writable: true })),
-    ...(input.tmpGranted ? [{ path: input.tmpDir, writable: true }] : []),
   ];
   for (const { path, writable } of profileBinds) {
-    if (existsSync(path)) binds.push({ dest: path, source: path, writable });
+    if (existsSync(path)) binds.push({ dest: path, source: path, writable, noexec: true });
   }
   if (input.proxySocket)
     binds.push({ dest: PROXY_SOCKET_INSIDE, source: input.proxySocket, writable: false });
@@ -187,12 +187,15 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   const outer: string[] = [];
   binds.forEach((bind, index) => {
     const fd = FIRST_PIN_FD + index;
-    outer.push('--pin', `${fd}:${bind.source}`);
+    outer.push(bind.noexec ? '--noexec-pin' : '--pin', `${fd}:${bind.source}`);
     bwrap.push(bind.writable ? '--bind-fd' : '--ro-bind-fd', String(fd), bind.dest);
   });
   // secrets inside a granted tree (a home's .ssh, the workspace's .audit) are covered by empty read-only mounts
-  const roots = [...input.profile.read, ...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
-  for (const mask of new Set(input.forbidden.masks)) {
+  // and so is the folder of every call's private $TMP, inside a granted shared temp folder
+  const roots = [...input.profile.read, ...input.profile.write];
+  const calls = input.forbidden.calls ? [input.forbidden.calls.root] : [];
+  const remounts: string[] = [];
+  for (const mask of new Set([...input.forbidden.masks, ...calls])) {
     if (!roots.some((root) => root !== mask && isWithin(mask, root))) continue;
     let info: ReturnType<typeof statSync> | undefined;
     try {
@@ -201,9 +204,18 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       info = undefined;
     }
     if (!info || realpathSync(mask) !== mask) continue;
-    if (info.isDirectory()) bwrap.push('--tmpfs', mask, '--remount-ro', mask);
-    else bwrap.push('--ro-bind', '/dev/null', mask);
+    if (info.isDirectory()) {
+      bwrap.push('--tmpfs', mask);
+      remounts.push('--remount-ro', mask);
+    } else bwrap.push('--ro-bind', '/dev/null', mask);
   }
+  // the call's own $TMP is bound last, so a mask over the folder of all calls does not hide it
+  if (input.tmpGranted && existsSync(input.tmpDir)) {
+    const fd = FIRST_PIN_FD + binds.length;
+    outer.push('--noexec-pin', `${fd}:${input.tmpDir}`);
+    bwrap.push('--bind-fd', String(fd), input.tmpDir);
+  }
+  bwrap.push(...remounts);
   bwrap.push('--remount-ro', '/', '--chdir', input.tmpGranted ? input.tmpDir : '/');
   for (const [key, value] of Object.entries(env)) bwrap.push('--setenv', key, value);
   layers.push(

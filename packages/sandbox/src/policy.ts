@@ -3,20 +3,21 @@ import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExpandedProfile } from '@metnos/executor-sdk';
 import { type DomainRule, domainAllowed, parseDomainRule } from './domains.ts';
-import { type ForbiddenSet, forbiddenTreeOf, SYSTEM_FORBIDDEN, secretInodes } from './forbidden.ts';
+import { type ForbiddenSet, forbiddenInside, forbiddenTreeOf, SYSTEM_FORBIDDEN } from './forbidden.ts';
 import { isWithin, resolveReal } from './resolve-path.ts';
 
 /** Which rule a refused call broke. */
 export type PolicyRule =
   | 'forbidden-path'
   | 'outside-allow-list'
-  | 'hardlink-to-secret'
+  | 'hardlink'
   | 'special-file'
   | 'domain-not-allowed'
   | 'ip-literal'
   | 'profile-forbidden-path'
   | 'profile-too-broad'
   | 'profile-bad-domain'
+  | 'profile-bad-exec'
   | 'path-changed';
 
 /** A refusal before any process starts: data for the caller and the audit line. */
@@ -91,7 +92,11 @@ function tooBroad(real: string): boolean {
 export function resolveProfile(
   profile: ExpandedProfile,
   forbidden: ForbiddenSet,
+  places: { home?: string; tmpRoot?: string } = {},
 ): ResolvedProfile | PolicyViolation {
+  const broad = new Map<string, string>([['/', 'the whole filesystem']]);
+  if (places.home) broad.set(resolveReal(places.home).real, 'the whole home folder');
+  if (places.tmpRoot) broad.set(resolveReal(places.tmpRoot).real, 'the shared temp folder (every call has its own $TMP)');
   const resolveList = (entries: readonly string[], write: boolean): string[] | PolicyViolation => {
     const out: string[] = [];
     for (const entry of entries) {
@@ -99,13 +104,37 @@ export function resolveProfile(
       const tree =
         forbiddenTreeOf(real, forbidden, write) ?? forbiddenTreeOf(posix.normalize(entry), forbidden, write);
       if (tree) {
+        const why =
+          tree === forbidden.calls?.root ? "other calls' private temp folders" : forbidden.reasons.get(tree);
         return {
           rule: 'profile-forbidden-path',
           where: 'profile',
           value: cut(entry),
           real,
-          message: `the profile grants ${entry}, inside the core forbidden path ${tree}; no profile can grant it`,
+          message: why
+            ? `the profile grants write on ${entry}, inside ${tree} (${why}); no executor may write there`
+            : `the profile grants ${entry}, inside the core forbidden path ${tree}; no profile can grant it`,
         };
+      }
+      if (write) {
+        const whole = broad.get(real);
+        const inside = forbiddenInside(real, forbidden, forbidden.audit);
+        if (whole || inside) {
+          const why = !inside
+            ? undefined
+            : inside === forbidden.calls?.root
+              ? "every call's private temp folder"
+              : forbidden.reasons.get(inside);
+          return {
+            rule: 'profile-too-broad',
+            where: 'profile',
+            value: cut(entry),
+            real,
+            message: `the profile grants write on ${entry}${whole ? `, ${whole}` : ''}${
+              inside ? `, which contains ${inside}${why ? ` (${why})` : ' (a core forbidden path)'}` : ''
+            }: an executor could move that aside and put its own in its place; grant a narrower folder`,
+          };
+        }
       }
       if (tooBroad(real)) {
         return {
@@ -155,6 +184,8 @@ export interface ArgumentCheckContext {
    * The kernel layers still contain whatever the executor does with them.
    */
   textKeys?: ReadonlySet<string>;
+  /** The profile's `fs.hardlinks` opt-in: multiply-linked files may be named. */
+  hardlinks?: boolean;
 }
 
 /**
@@ -233,13 +264,15 @@ function checkPath(value: string, where: string, context: ArgumentCheckContext):
         message: `${where}: ${real} is a device or socket`,
       };
     }
-    if (info?.isFile() && info.nlink > 1 && secretInodes(context.forbidden).has(`${info.dev}:${info.ino}`)) {
+    if (info?.isFile() && info.nlink > 1 && !context.hardlinks) {
+      // Which name is the original cannot be told from the file, and finding the other names
+      // would mean walking trees an attacker can pad; so no multiply-linked file is opened.
       return {
-        rule: 'hardlink-to-secret',
+        rule: 'hardlink',
         where,
         value: cut(value),
         real,
-        message: `${where}: ${real} is a hardlink to a file inside a core forbidden path`,
+        message: `${where}: ${real} has ${info.nlink} hard links; Metnos opens no file with more than one name unless the profile sets fs.hardlinks = true (it could be a second name of a secret)`,
       };
     }
   }

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
+  AuditError,
   type ChildReport,
   contractSchema,
+  DEFAULT_MAX_WRITE_BYTES,
+  ensureAuditTree,
   type ExecutorResult,
   type ExecutorRunner,
   exitKind,
@@ -14,9 +17,11 @@ import {
   ISOLATION_TIERS,
   type IsolationRecord,
   type IsolationTier,
+  type ProtectedPath,
   type RunReport,
   type RunRequest,
   refusal,
+  resolveConfigDir,
   runChild,
   tierRank,
 } from '@metnos/executor-sdk';
@@ -24,10 +29,14 @@ import { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from '.
 import { type CallCgroup, createCallCgroup, sweepStaleCgroups } from './cgroup.ts';
 import { type EgressProxy, type Lookup, startEgressProxy } from './egress-proxy.ts';
 import { SandboxError } from './errors.ts';
+import { checkExecRules } from './exec-rules.ts';
 import { forbiddenSet } from './forbidden.ts';
+import { checkHelper } from './helper.ts';
 import { type HostReport, probeHost } from './host-probe.ts';
 import { planLaunch } from './launch.ts';
 import { checkArguments, type PolicyViolation, resolveProfile, textKeysOf } from './policy.ts';
+import { metnosOwnPaths } from './protected.ts';
+import { meterWrites } from './write-meter.ts';
 
 /**
  * Manifest capabilities that only the full tier may run, whatever the profile's `min_tier`.
@@ -69,6 +78,19 @@ export interface SandboxRunnerSettings {
   binarySearchPath?: readonly string[];
   /** DNS for the egress proxy (tests). */
   lookup?: Lookup;
+  /**
+   * The Metnos config dir (keys, trust list, the helper's seal secret): masked
+   * from every executor like a home's `.ssh`. Default: `resolveConfigDir()`.
+   */
+  configDir?: string;
+  /**
+   * Host paths no executor may write, beside Metnos's own (its code, the Node
+   * runtime, the helper, the state and data folders) and those a call brings
+   * (`context.protect`: the catalog's folders, trust lists, `metnos.toml`).
+   */
+  protect?: readonly ProtectedPath[];
+  /** Bytes a call may write when its profile sets no `max_write_bytes` (default 32 MiB). */
+  maxWriteBytes?: number;
 }
 
 /** The sandbox runner: an {@link ExecutorRunner} plus what it found on the host. */
@@ -156,6 +178,16 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
   const audit = settings.audit === false ? undefined : (settings.audit ?? createSandboxAudit());
   const home = resolve(settings.home ?? homedir());
   const homes = [...new Set([home, '/root'])];
+  const configDir = resolve(resolveConfigDir(settings.configDir));
+  const tmpRoot = resolve(settings.tmpRoot ?? tmpdir());
+  // Every call's $TMP lives in one folder of this user's, so a profile that reads the shared
+  // temp folder finds it masked and cannot reach another call's files.
+  const callsRoot = join(tmpRoot, `metnos-calls-${process.getuid?.() ?? 0}`);
+  const ownPaths = [
+    ...metnosOwnPaths({ home, helperPath: host.helperPath, nodePath: host.nodePath }),
+    ...(settings.protect ?? []),
+  ];
+  const defaultWriteBytes = settings.maxWriteBytes ?? DEFAULT_MAX_WRITE_BYTES;
   const limits = {
     processes: settings.limits?.processes ?? 64,
     openFiles: settings.limits?.openFiles ?? 256,
@@ -169,6 +201,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     message: string,
     violation?: PolicyViolation,
   ): Promise<RunReport> {
+    const workspace = request.context.workspace;
     const entry: SandboxAuditEntry = {
       ts: new Date().toISOString(),
       trace_id: request.context.traceId,
@@ -182,7 +215,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       message,
     };
     try {
-      await audit?.append(request.context.workspace, entry);
+      await audit?.append(workspace, entry);
     } catch {
       // the invoker's own audit line still records the refusal
     }
@@ -221,38 +254,88 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         `${executor.name} has capability ${needsFull.join(', ')}, which runs only at tier "full"; this host applies "${tier}"`,
       );
     }
-    const workspace = resolve(context.workspace);
-    const forbidden = forbiddenSet({ homes, workspace });
+    // The workspace is resolved once, to its real path, and used in that form everywhere
+    // (profile, arguments, binds, the executor's context); a missing one is created.
+    let workspace: string;
+    try {
+      await mkdir(resolve(context.workspace), { recursive: true, mode: 0o700 });
+      workspace = await realpath(resolve(context.workspace));
+    } catch (error) {
+      return refusal('PolicyViolation', `the workspace ${context.workspace} cannot be used: ${(error as Error).message}`, {
+        tier,
+        layers: [],
+      });
+    }
+    // Fail closed: the audit tree exists (and is masked) before the first executor runs.
+    try {
+      await ensureAuditTree(workspace);
+    } catch (error) {
+      const message = AuditError.isInstance(error) ? error.message : String(error);
+      return refusal('AuditUnavailable', `${executor.name} was not run: ${message}`, { tier, layers: [] });
+    }
+    if (tierRank(tier) >= tierRank('basic')) {
+      // Never run a helper that is not the one built here: checked right before each use.
+      const problem = checkHelper(host.helperPath!, host.helperDigest!);
+      if (problem) {
+        return refuse(
+          request,
+          'IsolationUnavailable',
+          `${problem}; nothing runs until it is rebuilt (run \`metnos doctor\`)`,
+        );
+      }
+    }
+    try {
+      await mkdir(callsRoot, { mode: 0o700 }).catch((error) => {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      });
+      const info = await lstat(callsRoot);
+      if (!info.isDirectory() || info.uid !== (process.getuid?.() ?? 0) || (info.mode & 0o077) !== 0)
+        throw new Error('it is not a private folder of this user');
+    } catch (error) {
+      return refuse(request, 'IsolationUnavailable', `${callsRoot} cannot hold private temp folders: ${(error as Error).message}`);
+    }
     // named now (the profile's $TMP expands to it), created only once the call passes the policy check
-    const tmpDir = join(settings.tmpRoot ?? tmpdir(), `metnos-call-${randomUUID()}`);
+    const tmpDir = join(callsRoot, `call-${randomUUID()}`);
+    const forbidden = forbiddenSet({
+      homes,
+      workspace,
+      secrets: [configDir],
+      protect: [...ownPaths, ...(context.protect ?? [])],
+      calls: { root: callsRoot, own: tmpDir },
+    });
     let tmpCreated = false;
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
     let cgroup: CallCgroup | undefined;
     try {
       const expanded = expandProfile(declared, { workspace, tmpDir, home });
-      const profile = resolveProfile(expanded, forbidden);
+      const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
       if ('rule' in profile)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
+      const badExec = checkExecRules({
+        exec: declared.exec,
+        read: profile.read,
+        write: profile.write,
+        binarySearchPath,
+      });
+      if (badExec)
+        return await refuse(request, 'PolicyViolation', `${executor.name}: ${badExec.message}`, badExec);
       const violation = checkArguments(args, {
         profile,
         forbidden,
         workspace,
         home,
         textKeys: textKeysOf(contractSchema(executor, 'input')),
+        hardlinks: declared.fs.hardlinks === true,
       });
       if (violation)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
 
-      if (declared.fs.write.some((entry) => /^\$WORKSPACE(\/|$)/.test(entry))) {
-        // a fresh workspace does not exist yet; inside the sandbox nothing could create it
-        await mkdir(workspace, { recursive: true, mode: 0o700 });
-      }
       await mkdir(tmpDir, { mode: 0o700 });
       tmpCreated = true;
       const standardOrMore = tierRank(tier) >= tierRank('standard');
       if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
-        netDir = await mkdtemp(join(settings.tmpRoot ?? tmpdir(), 'metnos-net-'));
+        netDir = await mkdtemp(join(callsRoot, 'net-'));
         proxy = await startEgressProxy({
           socketPath: join(netDir, 'proxy.sock'),
           rules: profile.domains,
@@ -271,10 +354,10 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       const tmpGranted = declared.fs.read
         .concat(declared.fs.write)
         .some((entry) => /^\$TMP(\/|$)/.test(entry));
+      const writeBytes = declared.max_write_bytes ?? defaultWriteBytes;
       const plan = planLaunch({
         tier,
         host,
-        codeFile: executor.codeFile,
         profile,
         exec: declared.exec,
         network: declared.network.mode,
@@ -285,7 +368,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         tmpGranted,
         proxySocket: proxy?.socketPath,
         cgroupProcs: cgroup?.procsFiles,
-        limits,
+        limits: { ...limits, fileBytes: Math.min(limits.fileBytes, writeBytes) },
         binarySearchPath,
       });
       // runChild keeps this record by reference, so the proxy's refusals added below reach the result
@@ -303,6 +386,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         maxStderrBytes: STDERR_CAP,
         isolation,
         signal,
+        watch: tierRank(tier) >= tierRank('basic') ? meterWrites(writeBytes, host.helperPath) : undefined,
       });
       if (proxy && proxy.refusals.length > 0)
         notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));

@@ -17,7 +17,7 @@ export async function trustKeyIn(root: string, key: PublicKey): Promise<void> {
   await writeFile(join(root, 'test.pub'), serializePublicKey(key));
   await writeFile(
     join(root, 'metnos.toml'),
-    '[workspace]\nroot = "."\nexecutors = "."\ntrusted_keys = ["test.pub"]\n',
+    '[workspace]\nroot = "workspace"\nexecutors = "."\ntrusted_keys = ["test.pub"]\n',
   );
 }
 

@@ -100,7 +100,7 @@ describe('policy-time refusals (no process starts)', () => {
   it('refuses a relative climb under a path key', () =>
     expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
   it('refuses a hardlink to a secret file', () =>
-    expectRefused({ path: 'innocent.txt' }, 'hardlink-to-secret'));
+    expectRefused({ path: 'innocent.txt' }, 'hardlink'));
   it("refuses the workspace's audit ledger", () =>
     expectRefused({ path: '.audit/executors/2026-01-01.jsonl' }, 'forbidden-path'));
   it('refuses /etc/passwd (the walk-through case)', () =>
@@ -136,7 +136,7 @@ describe('policy-time refusals (no process starts)', () => {
         (entry) => entry.event === 'policy_violation' && ['marker', 'textual'].includes(entry.executor),
       ),
     ).toBe(true);
-    expect(entries.map((entry) => entry.rule)).toContain('hardlink-to-secret');
+    expect(entries.map((entry) => entry.rule)).toContain('hardlink');
   });
 
   it('refuses a profile that grants a home that is /root', async () => {

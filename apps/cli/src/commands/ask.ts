@@ -18,7 +18,7 @@ import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { CliFailure, type CliIo } from '../output.ts';
-import { type CliPlace, placeCatalog, resolvePlace, trustedKeys } from '../workspace.ts';
+import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
 
@@ -90,6 +90,7 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
         catalog,
         runner,
         audit: createAuditLog({ workspace: place.workspace }),
+        protect: placeProtection(place),
       });
       const models = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
       const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });

@@ -14,7 +14,7 @@ import {
   verifyExecutor,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo, table } from '../output.ts';
-import { type CliPlace, placeCatalog, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
+import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
 
 export const EXECUTOR_HELP = `metnos executor — author, sign, verify and run executors
 
@@ -177,7 +177,12 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
         : undefined;
       const { catalog } = await openCatalog(place);
       const audit = createAuditLog({ workspace: place.workspace });
-      const invoker = createInvoker({ catalog, runner: await sandboxRunner(), audit });
+      const invoker = createInvoker({
+        catalog,
+        runner: await sandboxRunner(),
+        audit,
+        protect: placeProtection(place),
+      });
       const result = await invoker.invoke(target, args, {
         workspace: place.workspace,
         caller: { kind: 'cli' },
