@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { exceedsJsonDepth } from '@metnos/executor-sdk';
 import { z } from 'zod';
 import { callHash } from './call-hash.ts';
 import { ApprovalStoreError } from './errors.ts';
@@ -222,7 +223,7 @@ export function createApprovalStore(settings: ApprovalStoreSettings = {}): Appro
     if (now >= Date.parse(record.expiresAt)) return 'expired';
     if (record.executor !== call.executor.name || record.version !== call.executor.version)
       return 'different_executor';
-    if (record.callHash !== callHash(call)) return 'different_call';
+    if (exceedsJsonDepth(call.args) || record.callHash !== callHash(call)) return 'different_call';
     return undefined;
   }
 

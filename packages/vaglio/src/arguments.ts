@@ -1,5 +1,7 @@
-/** Deeper than this, arguments are refused rather than half-read. */
-export const MAX_DEPTH = 64;
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
+
+/** Deeper than this, arguments are refused rather than half-read: the SDK's one limit. */
+export const MAX_DEPTH = MAX_JSON_DEPTH;
 
 /** More strings than this (keys and values together), arguments are refused rather than half-read. */
 export const MAX_STRINGS = 100_000;
@@ -24,7 +26,7 @@ export interface ArgumentInventory {
    * commands split over several fields.
    */
   joined: string;
-  /** The walk stopped because the arguments were too deep or too large. */
+  /** The arguments were not read in full: nested deeper than {@link MAX_DEPTH}, or too large. */
   truncated: boolean;
 }
 
@@ -48,15 +50,17 @@ const COMMAND_KEYS = new Set([
  * inventory({ path: '~/notes.md', tags: ['a'] }).strings.map((entry) => entry.text); // ['path', '~/notes.md', 'tags', 'a']
  */
 export function inventory(args: unknown): ArgumentInventory {
+  // Checked without recursion first, so the walk below is at most MAX_DEPTH calls deep.
+  if (exceedsJsonDepth(args, MAX_DEPTH)) return { strings: [], wordLists: [], joined: '', truncated: true };
   const strings: ArgumentString[] = [];
   const wordLists: ArgumentInventory['wordLists'] = [];
   const joinedParts: string[] = [];
   const seen = new WeakSet<object>();
   let truncated = false;
 
-  const visit = (value: unknown, depth: number, field: string | undefined): void => {
+  const visit = (value: unknown, field: string | undefined): void => {
     if (truncated) return;
-    if (strings.length > MAX_STRINGS || depth > MAX_DEPTH) {
+    if (strings.length > MAX_STRINGS) {
       truncated = true;
       return;
     }
@@ -70,7 +74,7 @@ export function inventory(args: unknown): ArgumentInventory {
     if (Array.isArray(value)) {
       if (value.length > 0 && value.every((item) => typeof item === 'string'))
         wordLists.push({ words: value, field: field ?? '' });
-      for (const item of value) visit(item, depth + 1, field);
+      for (const item of value) visit(item, field);
       return;
     }
     const entries = Object.entries(value as Record<string, unknown>);
@@ -81,11 +85,11 @@ export function inventory(args: unknown): ArgumentInventory {
     for (const [key, item] of ordered) {
       const owner = field ?? key;
       strings.push({ text: key, role: 'key', field: owner });
-      visit(item, depth + 1, owner);
+      visit(item, owner);
     }
   };
 
-  visit(args, 0, undefined);
+  visit(args, undefined);
   return { strings, wordLists, joined: joinedParts.join(' '), truncated };
 }
 

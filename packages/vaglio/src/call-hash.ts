@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { exceedsJsonDepth, MAX_JSON_DEPTH, MetnosError } from '@metnos/executor-sdk';
 import type { ProposedCall } from './types.ts';
 
 /**
@@ -32,12 +33,20 @@ export function canonicalJson(value: unknown): string {
 /**
  * The identity of one call for approvals: SHA-256 (hex) over the canonical
  * JSON of executor name, version, arguments, turn id and step. Any change to
- * any of them gives another hash.
+ * any of them gives another hash. Arguments nested deeper than
+ * `MAX_JSON_DEPTH` have no identity (no executor would take them): a
+ * `MetnosError` with code `arguments_too_deep`, before anything recurses.
  *
  * @example
  * callHash({ executor, args: { chat: 'me', text: 'hi' }, request: 'say hi', turnId: 't1', stepIndex: 1 }); // '3f1c…'
  */
 export function callHash(call: Pick<ProposedCall, 'executor' | 'args' | 'turnId' | 'stepIndex'>): string {
+  if (exceedsJsonDepth(call.args)) {
+    throw new MetnosError({
+      code: 'arguments_too_deep',
+      message: `the call's arguments nest deeper than ${MAX_JSON_DEPTH} levels; it cannot be approved`,
+    });
+  }
   const identity = {
     executor: call.executor.name,
     version: call.executor.version,

@@ -336,3 +336,33 @@ describe('guard: destructive commands (code:exec only)', () => {
     for (const args of benign) expect([args, check(args, shell)]).toEqual([args, { ok: true }]);
   });
 });
+
+describe('what decides trust may be read, never changed', () => {
+  const protect = ['/srv/metnos/metnos.toml', '/srv/metnos/keys/release.pub', '/srv/metnos/executors'];
+  const where: EvaluationContext = { ...context, protect };
+  const writes: [string, unknown][] = [
+    ['the workspace config', { path: '/srv/metnos/metnos.toml', content: 'x' }],
+    ['a trusted key file', { path: '/srv/metnos/keys/release.pub', content: 'x' }],
+    ['a file in the executors folder', { path: '/srv/metnos/executors/evil/manifest.toml', content: 'x' }],
+    ['a folder holding a protected path', { from: '/tmp/staging', to: '/srv/metnos/keys' }],
+    ['the version ledger in the state dir', { path: '/home/ada/.local/state/metnos/catalogs/x/ledger.json' }],
+    ['the memory stores', { path: '~/.local/share/metnos/autopath.sqlite' }],
+    ['the sandbox helper cache', { path: '$HOME/.cache/metnos/sandbox/metnos-jail-x' }],
+  ];
+  for (const [what, args] of writes) {
+    it(`refuses a side-effecting call that names ${what}`, () => {
+      expect(blockedRule(args, EXECUTORS.fs_write, where)).toMatch(/^(protected: |~\/\.(local|cache)\/)/);
+    });
+  }
+
+  it('lets a read-only call read them', () => {
+    expect(check({ path: '/srv/metnos/metnos.toml' }, EXECUTORS.fs_read, where)).toEqual({ ok: true });
+    expect(check({ path: '~/.local/state/metnos/catalogs/x/ledger.json' }, EXECUTORS.fs_read, where)).toEqual({
+      ok: true,
+    });
+  });
+
+  it('does not refuse a side-effecting call elsewhere in the workspace', () => {
+    expect(check({ path: 'notes/today.md', content: 'x' }, EXECUTORS.fs_write, where)).toEqual({ ok: true });
+  });
+});

@@ -1,6 +1,7 @@
-import { inventory } from './arguments.ts';
+import { exceedsJsonDepth } from '@metnos/executor-sdk';
+import { inventory, MAX_DEPTH } from './arguments.ts';
 import { destructiveCommand } from './commands.ts';
-import { forbiddenRules, mentionedRule } from './paths.ts';
+import { forbiddenRules, mentionedRule, protectedRules } from './paths.ts';
 import type { EvaluationContext, ProposedCall } from './types.ts';
 
 /** Capability that makes an executor subject to the destructive-command patterns. */
@@ -48,7 +49,9 @@ export function createGuard(): Guard {
         return {
           ok: false,
           rule: 'unreadable arguments',
-          reason: 'the arguments are too deep or too large to inspect',
+          reason: exceedsJsonDepth(call.args, MAX_DEPTH)
+            ? `the arguments nest deeper than ${MAX_DEPTH} levels`
+            : 'the arguments are too large to inspect',
         };
       }
       // for code:exec the command pattern is the more telling reason, so it is checked first
@@ -61,10 +64,19 @@ export function createGuard(): Guard {
             reason: `destructive command for a code:exec executor (${pattern})`,
           };
       }
-      const rules = forbiddenRules(context);
+      // what decides trust (ledgers, trust lists, executors folders) may be read, never changed
+      const rules = [
+        ...forbiddenRules(context),
+        ...(call.executor.sideEffects ? protectedRules(context) : []),
+      ];
       // case-insensitive file systems (macOS, Windows) read `~/.SSH` as `~/.ssh`: match folded text too
       const folded = { home: context.home.toLowerCase(), workspace: context.workspace.toLowerCase() };
-      const foldedRules = forbiddenRules(folded);
+      const foldedRules = [
+        ...forbiddenRules(folded),
+        ...(call.executor.sideEffects
+          ? protectedRules({ ...folded, protect: context.protect?.map((path) => path.toLowerCase()) })
+          : []),
+      ];
       for (const entry of found.strings) {
         const lowered = entry.text.toLowerCase();
         const rule =

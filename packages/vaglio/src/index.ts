@@ -30,6 +30,8 @@ export {
   type ForbiddenRule,
   forbiddenRules,
   HOME_FORBIDDEN,
+  HOME_PROTECTED,
+  protectedRules,
   SYSTEM_FORBIDDEN,
 } from './paths.ts';
 export {

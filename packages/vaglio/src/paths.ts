@@ -14,6 +14,13 @@ export interface ForbiddenRule {
 /** The home-relative trees no argument may mention. */
 export const HOME_FORBIDDEN = ['.ssh', '.gnupg', '.aws', '.config/metnos', '.config/myclaw'] as const;
 
+/**
+ * Home-relative trees that decide what Metnos trusts and runs: its state
+ * (version ledgers), data (memory) and cache (the sandbox helper). Reading
+ * them is harmless; a side-effecting call may not name them.
+ */
+export const HOME_PROTECTED = ['.local/state/metnos', '.local/share/metnos', '.cache/metnos'] as const;
+
 /** System trees no argument may mention. `/root` is skipped when it is the user's own home. */
 export const SYSTEM_FORBIDDEN = ['/root', '/boot', '/sys', '/proc'] as const;
 
@@ -82,6 +89,36 @@ export function forbiddenRules(context: { home: string; workspace: string }): Fo
     samples: DEVICE_SAMPLES,
   });
   return rules;
+}
+
+/**
+ * What a side-effecting call may not name: {@link HOME_PROTECTED} and the
+ * context's own protected paths, together with every folder that holds one
+ * (moving such a folder aside would replace what it holds).
+ *
+ * @example
+ * protectedRules({ home: '/home/ada', workspace: '/w', protect: ['/w2/metnos.toml'] })[3]?.label; // 'protected: metnos.toml'
+ */
+export function protectedRules(context: {
+  home: string;
+  workspace: string;
+  protect?: readonly string[];
+}): ForbiddenRule[] {
+  const home = posix.resolve(context.home);
+  const paths = [
+    ...HOME_PROTECTED.map((relative) => ({ label: `~/${relative}`, root: posix.join(home, relative) })),
+    ...(context.protect ?? []).map((path) => ({
+      label: `protected: ${posix.basename(path)}`,
+      root: posix.resolve(path),
+    })),
+  ];
+  return paths.map(({ label, root }) => ({
+    label,
+    // the path itself, anything in it, or a folder above it (but not / or the home itself)
+    matches: (path) =>
+      isWithin(path, root) || (path !== '/' && path !== home && isWithin(root, path)),
+    samples: [root],
+  }));
 }
 
 const HOME_MARK = '\u0001';

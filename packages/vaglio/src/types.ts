@@ -33,6 +33,12 @@ export type Autonomy = 'ask' | 'normal' | 'full';
 export interface EvaluationContext {
   home: string;
   workspace: string;
+  /**
+   * Host paths that decide what Metnos trusts and loads (its `metnos.toml`,
+   * trusted key files, executors folder). A side-effecting call that names
+   * one, or a folder holding one, is refused by the guard.
+   */
+  protect?: readonly string[];
   /** Default `normal`. */
   autonomy?: Autonomy;
 }

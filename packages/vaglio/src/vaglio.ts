@@ -19,6 +19,12 @@ export interface VaglioSettings {
   /** Where pending confirmations live. Default: an in-memory store on the same clock. */
   approvals?: ApprovalStore;
   clock?: () => Date;
+  /**
+   * Host paths that decide trust (the workspace's `metnos.toml`, trusted key
+   * files, the executors folder): added to every evaluation's `protect`, so a
+   * side-effecting call that names one is refused by the guard.
+   */
+  protect?: readonly string[];
 }
 
 /** The verdict on a whole plan: blocked as soon as one step is. */
@@ -114,7 +120,12 @@ export function createVaglio(settings: VaglioSettings = {}): Vaglio {
   }
 
   async function assess(call: ProposedCall, context: EvaluationContext): Promise<Assessment> {
-    const guarded = guard.check(call, context);
+    const guarded = guard.check(
+      call,
+      settings.protect?.length
+        ? { ...context, protect: [...(context.protect ?? []), ...settings.protect] }
+        : context,
+    );
     if (!guarded.ok) return { kind: 'blocked', blocked_by: 'guard', score: 0, reason: guarded.reason };
     const judgement = await runJudge(call, context);
     if (!judgement.ok) return { kind: 'blocked', blocked_by: 'judge', score: 0, reason: judgement.reason };

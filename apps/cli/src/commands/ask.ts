@@ -98,6 +98,7 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
         threshold: config.vaglio?.threshold,
         log: { dir: join(data, 'vaglio') },
         approvals,
+        protect: placeProtection(place).map((entry) => entry.path),
       });
       return { catalog, invoker, models, vaglio };
     },
