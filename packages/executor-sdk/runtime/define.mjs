@@ -1,7 +1,7 @@
 // The authoring surface of an executor's code file. Zero dependencies beside
 // Node built-ins: the harness maps `@metnos/executor-sdk/define` to this file
 // inside the sandbox.
-import { realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 const EXECUTOR = Symbol.for('metnos.executor.definition');
@@ -89,6 +89,14 @@ export async function resolveAllowedPath(input, ctx, options) {
     throw new ExecutorFailure(
       'PermissionDenied',
       `${input} leads outside the folders this executor may ${verb}`,
+    );
+  }
+  // A file with a second name may be a secret's other name; the host refuses to name one, and so does this.
+  const info = await lstat(real).catch(() => undefined);
+  if (info?.isFile() && info.nlink > 1 && ctx.profile?.fs?.hardlinks !== true) {
+    throw new ExecutorFailure(
+      'PermissionDenied',
+      `${input} has ${info.nlink} hard links; executors open no file with more than one name unless their profile sets fs.hardlinks = true`,
     );
   }
   if (reserved.length > 0) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type Dirent, lstatSync, readdirSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -117,6 +118,35 @@ function validateSettings(settings: SandboxRunnerSettings): void {
       });
     }
   }
+}
+
+/**
+ * Why a file of the Metnos config dir (keys, trust list, secrets) has more than
+ * one hard link, or undefined. Checked before every call: the other name could
+ * sit in a folder an executor may read, and no walk of that folder is needed.
+ */
+function secondNames(configDir: string): string | undefined {
+  const pending = [configDir];
+  let budget = 256;
+  while (pending.length > 0 && budget-- > 0) {
+    const dir = pending.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isFile()) {
+        const links = lstatSync(path, { throwIfNoEntry: false })?.nlink ?? 1;
+        if (links > 1)
+          return `${path} has ${links} hard links: another name of a Metnos secret exists somewhere; find it with \`find / -samefile ${path}\`, remove it, then run again`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Turns kernel-limit deaths into `ResourceLimit` with the limit named. */
@@ -273,6 +303,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       const message = AuditError.isInstance(error) ? error.message : String(error);
       return refusal('AuditUnavailable', `${executor.name} was not run: ${message}`, { tier, layers: [] });
     }
+    // Metnos's own secrets must have one name: a second one, anywhere, could sit in a granted folder.
+    const linked = secondNames(configDir);
+    if (linked) return refuse(request, 'IsolationUnavailable', linked);
     if (tierRank(tier) >= tierRank('basic')) {
       // Never run a helper that is not the one built here: checked right before each use.
       const problem = checkHelper(host.helperPath!, host.helperDigest!);
