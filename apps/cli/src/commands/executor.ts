@@ -8,13 +8,22 @@ import {
   createInvoker,
   createKeyStore,
   type ExecutorRunner,
+  jsonTextDepth,
+  MAX_JSON_DEPTH,
   scaffoldExecutor,
   signExecutor,
   VerificationError,
   verifyExecutor,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo, table } from '../output.ts';
-import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys, userPath } from '../workspace.ts';
+import {
+  type CliPlace,
+  placeCatalog,
+  placeProtection,
+  resolvePlace,
+  trustedKeys,
+  userPath,
+} from '../workspace.ts';
 
 export const EXECUTOR_HELP = `metnos executor — author, sign, verify and run executors
 
@@ -45,7 +54,14 @@ async function hasManifest(dir: string): Promise<boolean> {
   );
 }
 
+/** JSON from the command line: refused when it is not JSON or nests deeper than the one limit. */
 function parseJson(text: string, what: string): unknown {
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) {
+    throw new CliFailure(
+      `${what} nests deeper than ${MAX_JSON_DEPTH} levels, the limit for executor input`,
+      2,
+    );
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
