@@ -7,11 +7,20 @@ export {
   DEVICES_ALLOWED,
   ETC_READABLE,
   type ForbiddenSet,
+  forbiddenInside,
   forbiddenSet,
   HOME_SECRETS,
   SYSTEM_FORBIDDEN,
 } from './forbidden.ts';
-export { defaultHelperCacheDir, ensureHelper, HELPER_SOURCE, type HelperStatus } from './helper.ts';
+export {
+  checkHelper,
+  defaultHelperCacheDir,
+  ensureHelper,
+  HELPER_SOURCE,
+  type HelperStatus,
+} from './helper.ts';
+export { metnosOwnPaths } from './protected.ts';
+export { meterWrites, treeWrites } from './write-meter.ts';
 export {
   type DoctorFinding,
   type DoctorReport,

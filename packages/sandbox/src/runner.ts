@@ -98,6 +98,15 @@ export interface SandboxRunnerSettings {
 export interface SandboxRunner extends ExecutorRunner {
   /** The probe behind this runner's tier. */
   readonly host: HostReport;
+  /**
+   * Checks an executor's declared profile against the current rules for a
+   * workspace, without running anything: the refusal a call would get, or
+   * undefined. `metnos doctor` lists the catalog's refused profiles with it.
+   */
+  checkProfile(
+    executor: RunRequest['executor'],
+    place: { workspace: string; protect?: readonly ProtectedPath[] },
+  ): PolicyViolation | undefined;
 }
 
 const STDERR_CAP = 256 * 1024;
@@ -438,5 +447,23 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
   }
 
-  return { tier, host, run };
+  function checkProfile(
+    executor: RunRequest['executor'],
+    place: { workspace: string; protect?: readonly ProtectedPath[] },
+  ): PolicyViolation | undefined {
+    const workspace = resolve(place.workspace);
+    const tmpDir = join(callsRoot, 'call-doctor');
+    const forbidden = forbiddenSet({
+      homes,
+      workspace,
+      secrets: [configDir],
+      protect: [...ownPaths, ...(place.protect ?? [])],
+      calls: { root: callsRoot, own: tmpDir },
+    });
+    const expanded = expandProfile(executor.manifest.sandbox, { workspace, tmpDir, home });
+    const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
+    return 'rule' in profile ? profile : undefined;
+  }
+
+  return { tier, host, run, checkProfile };
 }

@@ -1,4 +1,6 @@
 import type { CliIo } from '../output.ts';
+import { resolvePlace } from '../workspace.ts';
+import { formatIntegrity, integrityFindings } from './doctor-integrity.ts';
 
 export const DOCTOR_HELP = `metnos doctor — what isolation this host supports, and how to fix what is missing
 
@@ -13,6 +15,11 @@ export async function doctorCommand(argv: string[], io: CliIo): Promise<number> 
   }
   const sandbox = await import('@metnos/sandbox');
   const report = sandbox.doctor();
-  io.out(argv.includes('--json') ? JSON.stringify(report, null, 2) : sandbox.formatDoctorReport(report));
+  const integrity = await integrityFindings(await resolvePlace({}));
+  io.out(
+    argv.includes('--json')
+      ? JSON.stringify({ ...report, integrity }, null, 2)
+      : `${sandbox.formatDoctorReport(report)}\n${formatIntegrity(integrity)}`,
+  );
   return 0;
 }
