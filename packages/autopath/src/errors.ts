@@ -55,3 +55,62 @@ export class VectorIndexError extends MetnosError {
     );
   }
 }
+
+const storeMarker = Symbol.for('metnos.error.StoreError');
+
+/**
+ * Why a SQLite store cannot be used: its bytes are not a SQLite database
+ * (`not_a_database`), SQLite finds its pages damaged (`corrupt`), its path is
+ * a folder (`not_a_file`), or it cannot be opened at all (`unopenable`:
+ * permissions, a missing disk).
+ */
+export type StoreFailure = 'not_a_database' | 'corrupt' | 'not_a_file' | 'unopenable';
+
+const STORE_PROBLEMS: Record<StoreFailure, string> = {
+  not_a_database: 'is not a SQLite database (its bytes were overwritten or it is another kind of file)',
+  corrupt: 'is damaged: SQLite cannot read all of its pages (it may have been cut short or overwritten)',
+  not_a_file: 'is a folder, where a database file should be',
+  unopenable: 'cannot be opened',
+};
+
+const STORE_FIX =
+  'Move it aside and let Metnos start a fresh one: `metnos doctor --repair` keeps the old file as ' +
+  '<file>.corrupt-<time> and creates a new, empty store (what it remembered is lost).';
+
+/**
+ * A SQLite store (remembered plans, autopaths, the scratchpad, the gap log)
+ * that cannot be opened. The message names the file, what is wrong with it
+ * and how to fix it; `file` and `reason` say the same for code. Callers that
+ * can work without the store (a turn without memory) catch it and go on.
+ *
+ * @example
+ * try { createFastpathStore({ path }); }
+ * catch (error) { if (StoreError.isInstance(error)) console.error(error.file, error.reason); }
+ */
+export class StoreError extends MetnosError {
+  private readonly [storeMarker] = true;
+  readonly file: string;
+  readonly reason: StoreFailure;
+
+  constructor(settings: { file: string; reason: StoreFailure; detail?: string; cause?: unknown }) {
+    const detail = settings.detail ? ` (${settings.detail})` : '';
+    const fix =
+      settings.reason === 'unopenable'
+        ? 'Check that its folder exists and that you may read and write it; if the file itself is at fault, `metnos doctor --repair` moves it aside and creates a new one.'
+        : STORE_FIX;
+    super({
+      code: `store_${settings.reason}`,
+      message: `the store ${settings.file} ${STORE_PROBLEMS[settings.reason]}${detail}. ${fix}`,
+      cause: settings.cause,
+    });
+    this.name = 'StoreError';
+    this.file = settings.file;
+    this.reason = settings.reason;
+  }
+
+  static override isInstance(error: unknown): error is StoreError {
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[storeMarker] === true
+    );
+  }
+}

@@ -9,7 +9,13 @@ export {
   normalizeVector,
   words,
 } from './embedder.ts';
-export { EmbedderError, type EmbedderFailure, VectorIndexError } from './errors.ts';
+export {
+  EmbedderError,
+  type EmbedderFailure,
+  StoreError,
+  type StoreFailure,
+  VectorIndexError,
+} from './errors.ts';
 export { createHashingEmbedder, type HashingEmbedderSettings } from './hashing-embedder.ts';
 export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';
 export {

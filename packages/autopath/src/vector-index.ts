@@ -336,8 +336,7 @@ export async function createVectorIndex(
   embedder: Embedder,
   settings: VectorIndexSettings = {},
 ): Promise<VectorIndex> {
-  const { client, owned } = openDatabase(location);
-  client.exec(SCHEMA);
+  const { client, owned } = openDatabase(location, SCHEMA);
   const db = drizzle(client);
   const space = settings.space ?? 'default';
   const now = settings.now ?? (() => new Date());

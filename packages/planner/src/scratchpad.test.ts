@@ -1,7 +1,9 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StoreError } from '@metnos/autopath/stores';
 import { describe, expect, it } from 'vitest';
+import { createGapLog } from './engine/terminator.ts';
 import { createScratchpad, summarize } from './scratchpad.ts';
 
 describe('scratchpad', () => {
@@ -45,5 +47,26 @@ describe('scratchpad', () => {
     const observation = scratchpad.put('t', { rows: Array.from({ length: 10 }, (_, index) => index) });
     expect(observation.kind).toBe('json');
     scratchpad.close();
+  });
+
+  it('refuses a scratchpad or gap log file that is garbage or a folder with a StoreError naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'metnos-scratch-bad-'));
+    const garbage = join(dir, 'scratchpad.db');
+    await writeFile(garbage, 'garbage bytes, not a database '.repeat(100));
+    const folder = join(dir, 'terminator.sqlite');
+    await mkdir(folder);
+    for (const [open, file, reason] of [
+      [() => createScratchpad({ path: garbage }), garbage, 'not_a_database'],
+      [() => createGapLog({ path: folder }), folder, 'not_a_file'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        open();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(StoreError.isInstance(thrown)).toBe(true);
+      expect(thrown).toMatchObject({ file, reason });
+    }
   });
 });

@@ -72,8 +72,7 @@ export type ScratchpadSettings =
  * const observation = scratchpad.put('turn-1', bigText, { path: '/tmp/log.txt' });
  */
 export function createScratchpad(settings: ScratchpadSettings) {
-  const { client, owned } = openDatabase(settings);
-  client.exec(SCHEMA);
+  const { client, owned } = openDatabase(settings, SCHEMA);
   const db: BetterSQLite3Database = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
   const ids = settings.ids ?? (() => randomUUID().replaceAll('-', '').slice(0, 16));

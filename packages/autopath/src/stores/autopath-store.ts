@@ -156,8 +156,7 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry {
 export function createAutopathStore(
   location: StoreLocation & { rules?: AutopathRules; clock?: () => Date; ids?: () => string },
 ) {
-  const { client, owned } = openDatabase(location);
-  client.exec(SCHEMA);
+  const { client, owned } = openDatabase(location, SCHEMA);
   const db = drizzle(client);
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;

@@ -83,8 +83,7 @@ function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry {
  * store.save({ fingerprint, request, template, slots, tools, vector });
  */
 export function createFastpathStore(location: StoreLocation & { clock?: () => Date; ids?: () => string }) {
-  const { client, owned } = openDatabase(location);
-  client.exec(SCHEMA);
+  const { client, owned } = openDatabase(location, SCHEMA);
   const db = drizzle(client);
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;

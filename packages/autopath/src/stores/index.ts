@@ -1,3 +1,4 @@
+export { StoreError, type StoreFailure } from '../errors.ts';
 export {
   type AutopathEntry,
   type AutopathRules,
@@ -16,4 +17,11 @@ export {
   type FastpathStore,
   fastpaths,
 } from './fastpath-store.ts';
-export { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';
+export {
+  blobToVector,
+  dot,
+  moveStoreAside,
+  openDatabase,
+  type StoreLocation,
+  vectorToBlob,
+} from './sqlite.ts';

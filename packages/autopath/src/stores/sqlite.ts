@@ -1,18 +1,87 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { StoreError, type StoreFailure } from '../errors.ts';
 
 /** Storage accepts an open better-sqlite3 database or a file path. */
 export type StoreLocation = { db: Database.Database } | { path: string };
 
-/** Opens (or adopts) a SQLite database in WAL mode, so a kill -9 leaves it consistent. */
-export function openDatabase(location: StoreLocation): { client: Database.Database; owned: boolean } {
-  if ('db' in location) return { client: location.db, owned: false };
-  if (location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
-  const client = new Database(location.path);
-  client.pragma('journal_mode = WAL');
-  client.pragma('synchronous = NORMAL');
-  return { client, owned: true };
+/** SQLite's files beside a database in WAL mode, which belong to it. */
+const COMPANIONS = ['-wal', '-shm', '-journal'];
+
+function failureOf(error: unknown, file: string): StoreFailure {
+  const code = String((error as { code?: unknown })?.code ?? '');
+  if (code === 'SQLITE_NOTADB') return 'not_a_database';
+  if (code.startsWith('SQLITE_CORRUPT')) return 'corrupt';
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) return 'not_a_file';
+  return 'unopenable';
+}
+
+/** The error every store throws for a file it cannot use, whatever SQLite or the file system said. */
+function storeError(error: unknown, file: string): StoreError {
+  if (StoreError.isInstance(error)) return error;
+  const reason = failureOf(error, file);
+  const detail = reason === 'unopenable' ? (error as Error)?.message : undefined;
+  return new StoreError({ file, reason, detail, cause: error });
+}
+
+/**
+ * Opens (or adopts) a SQLite database in WAL mode, so a kill -9 leaves it
+ * consistent, and runs the store's `schema` (idempotent `CREATE … IF NOT
+ * EXISTS`). A file is checked whole with `PRAGMA quick_check` first (about
+ * 14 ms for a 20 MB store), so damage shows here rather than halfway through
+ * a turn. Throws {@link StoreError} naming the file and the fix when the file
+ * is not a database, is damaged, is a folder, or cannot be opened.
+ *
+ * @example
+ * const { client, owned } = openDatabase({ path: 'data/fastpaths.sqlite' }, 'CREATE TABLE IF NOT EXISTS …');
+ */
+export function openDatabase(
+  location: StoreLocation,
+  schema?: string,
+): { client: Database.Database; owned: boolean } {
+  if ('db' in location) {
+    try {
+      if (schema) location.db.exec(schema);
+    } catch (error) {
+      throw storeError(error, location.db.name);
+    }
+    return { client: location.db, owned: false };
+  }
+  const file = location.path;
+  let client: Database.Database | undefined;
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    client = new Database(file);
+    client.pragma('journal_mode = WAL');
+    client.pragma('synchronous = NORMAL');
+    const check = client.pragma('quick_check', { simple: true });
+    if (check !== 'ok')
+      throw new StoreError({ file, reason: 'corrupt', detail: String(check).slice(0, 200) });
+    if (schema) client.exec(schema);
+    return { client, owned: true };
+  } catch (error) {
+    client?.close();
+    throw storeError(error, file);
+  }
+}
+
+/**
+ * Moves a store file that cannot be used out of the way, with its WAL and
+ * shared-memory files, to `<file>.corrupt-<time>`; the next open creates a
+ * fresh store. Returns the new name. Nothing is deleted: what the file held
+ * can still be recovered by hand (`sqlite3 <file> .recover`).
+ *
+ * @example
+ * moveStoreAside('/home/ada/.local/share/metnos/fastpaths.sqlite'); // '…/fastpaths.sqlite.corrupt-2026-05-02T10-00-00-000Z'
+ */
+export function moveStoreAside(file: string, now: Date = new Date()): string {
+  const aside = `${file}.corrupt-${now.toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(file, aside);
+  for (const suffix of COMPANIONS) {
+    if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+  }
+  return aside;
 }
 
 /** A Float32Array as a BLOB and back. */

@@ -201,8 +201,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS terminator_gaps_key ON terminator_gaps (cause,
 export function createGapLog(
   settings: { db: Database.Database; clock?: () => Date } | { path: string; clock?: () => Date },
 ) {
-  const { client, owned } = openDatabase(settings);
-  client.exec(SCHEMA);
+  const { client, owned } = openDatabase(settings, SCHEMA);
   const db = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
   return {

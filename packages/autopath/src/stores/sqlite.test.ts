@@ -1,0 +1,108 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StoreError, type StoreFailure } from '../errors.ts';
+import { createAutopathStore } from './autopath-store.ts';
+import { createFastpathStore } from './fastpath-store.ts';
+import { moveStoreAside } from './sqlite.ts';
+
+const folder = mkdtempSync(join(tmpdir(), 'metnos-stores-'));
+
+/** A real fast-path store with enough rows to span many pages, closed and checkpointed. */
+function filledStore(name: string): string {
+  const path = join(folder, name);
+  const store = createFastpathStore({ path });
+  for (let index = 0; index < 200; index++) {
+    store.save({
+      fingerprint: `f${index}`,
+      request: `request ${index}`,
+      template: { steps: [{ tool: 'fs_read', args: { path: `notes/${index}.md`, pad: 'x'.repeat(200) } }] },
+      slots: [],
+      tools: [{ name: 'fs_read', version: '1.0.0' }],
+      vector: new Float32Array(64).fill(index / 200),
+    });
+  }
+  store.close();
+  return path;
+}
+
+function failureOpening(path: string): StoreError {
+  try {
+    createFastpathStore({ path }).close();
+  } catch (error) {
+    if (StoreError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error(`${path} opened but should have been refused`);
+}
+
+const SPOILERS: Array<[string, (path: string) => void, StoreFailure]> = [
+  [
+    'garbage bytes over the whole file',
+    (path) => writeFileSync(path, Buffer.from('not a database, just garbage bytes. '.repeat(200))),
+    'not_a_database',
+  ],
+  [
+    'garbage bytes in the middle pages',
+    (path) => {
+      const bytes = readFileSync(path);
+      for (let index = 8192; index < bytes.length; index += 3) bytes[index] = 0x5a;
+      writeFileSync(path, bytes);
+    },
+    'corrupt',
+  ],
+  ['truncated to half', (path) => truncateSync(path, Math.floor(statSync(path).size / 2)), 'corrupt'],
+  ['truncated to 100 bytes', (path) => truncateSync(path, 100), 'corrupt'],
+];
+
+describe('a store file that cannot be used', () => {
+  it.each(SPOILERS)('is refused with a StoreError naming the file and the fix: %s', (_, spoil, reason) => {
+    const path = filledStore(`${reason}-${Math.random()}.sqlite`);
+    spoil(path);
+    const error = failureOpening(path);
+    expect(error).toMatchObject({ name: 'StoreError', file: path, reason, code: `store_${reason}` });
+    expect(error.message).toContain(path);
+    expect(error.message).toContain('metnos doctor --repair');
+  });
+
+  it('is refused when its path is a folder, by both stores', () => {
+    const path = join(folder, 'a-folder.sqlite');
+    mkdirSync(path);
+    expect(failureOpening(path)).toMatchObject({ reason: 'not_a_file', file: path });
+    expect(() => createAutopathStore({ path })).toThrow(/is a folder, where a database file should be/);
+  });
+
+  it('is moved aside with its WAL files, and the next open starts a fresh, working store', () => {
+    const path = filledStore('aside.sqlite');
+    writeFileSync(`${path}-wal`, 'left over');
+    writeFileSync(path, 'garbage');
+    const aside = moveStoreAside(path, new Date('2026-05-02T10:00:00.000Z'));
+    expect(aside).toBe(`${path}.corrupt-2026-05-02T10-00-00-000Z`);
+    expect(readFileSync(aside, 'utf8')).toBe('garbage');
+    expect(readFileSync(`${aside}-wal`, 'utf8')).toBe('left over');
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const fresh = createFastpathStore({ path });
+    expect(fresh.list()).toEqual([]);
+    fresh.close();
+  });
+
+  it('opens a healthy file, and an empty file as a new store', () => {
+    const healthy = createFastpathStore({ path: filledStore('healthy.sqlite') });
+    expect(healthy.list()).toHaveLength(200);
+    healthy.close();
+    const empty = join(folder, 'empty.sqlite');
+    writeFileSync(empty, '');
+    const store = createFastpathStore({ path: empty });
+    expect(store.list()).toEqual([]);
+    store.close();
+  });
+});
