@@ -6,14 +6,20 @@
  *   1. host side, before bwrap: joins the cgroups named with --cgroup and opens
  *      each --pin FD:PATH as an O_PATH descriptor on FD, after checking that
  *      the open file really is PATH (no symlink swapped in since the policy
- *      check), for bwrap's --bind-fd / --ro-bind-fd,
+ *      check), for bwrap's --bind-fd / --ro-bind-fd. With --noexec-pin FD:PATH
+ *      (the profile's folders) it first enters a mount namespace of its own,
+ *      binds each such PATH onto itself with noexec, nosuid and nodev added,
+ *      and re-binds any runtime pin below one of them from the original
+ *      mount, so bwrap, started in that namespace, binds written files that
+ *      nothing can execute or map executable, and a runtime that still runs,
  *   2. sets resource limits (--rlimit NAME=VALUE),
  *   3. opens the forwarder socket (--forward PORT:UNIX_SOCKET) and forks the
  *      relay that carries TCP connections on 127.0.0.1:PORT inside the empty
  *      network namespace to the host proxy's unix socket,
  *   4. applies a Landlock ruleset (--landlock with --ro/--rx/--rw/--dev paths
  *      and --tcp-connect ports),
- *   5. sets no_new_privs and loads the seccomp filter (--seccomp),
+ *   5. sets no_new_privs and loads the seccomp filter (--seccomp): a deny
+ *      list of system calls, and an allow-list of socket address families,
  *   6. execs the command after "--".
  * With --probe it prints what the kernel supports and exits.
  *
@@ -33,10 +39,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -76,6 +84,28 @@
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define LL_SCOPE_SIGNAL (1ULL << 1)
 
+/* mount_setattr (Linux 5.12), declared here so older headers still build. */
+#define MNT_ATTR_NOSUID 0x00000002ULL
+#define MNT_ATTR_NODEV 0x00000004ULL
+#define MNT_ATTR_NOEXEC 0x00000008ULL
+#define MNT_AT_RECURSIVE 0x8000
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW 0x2000
+#endif
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256
+#endif
+
+struct mnt_attr {
+  uint64_t attr_set;
+  uint64_t attr_clr;
+  uint64_t propagation;
+  uint64_t userns_fd;
+};
+
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_add_rule 445
@@ -113,7 +143,13 @@ static uint64_t tcp_ports[MAX_ITEMS];
 static int tcp_port_count = 0;
 static const char *cgroup_files[16];
 static int cgroup_file_count = 0;
-static const char *pins[MAX_ITEMS];
+/* A bind source for bwrap: "FD:PATH"; noexec for the profile's folders. */
+struct pin {
+  const char *spec;
+  int noexec;
+};
+
+static struct pin pins[MAX_ITEMS];
 static int pin_count = 0;
 
 static void die(const char *what) {
@@ -211,6 +247,26 @@ static void deny(scmp_filter_ctx filter, int syscall_number) {
   if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall_number, 0) != 0) die_message("seccomp rule");
 }
 
+/* Address families are small numbers; every value from here up is refused with one rule. */
+#define FAMILY_LIMIT 64
+
+/*
+ * An allow-list on the first argument (the address family) of socket() or
+ * socketpair(): every family below FAMILY_LIMIT that is not in `allowed`, and
+ * every larger value (high bits included), fails with EACCES.
+ */
+static void limit_families(scmp_filter_ctx filter, int syscall_number, const int *allowed, int allowed_count) {
+  for (int family = 0; family < FAMILY_LIMIT; family++) {
+    int listed = 0;
+    for (int i = 0; i < allowed_count; i++) listed |= allowed[i] == family;
+    if (!listed && seccomp_rule_add(filter, SCMP_ACT_ERRNO(EACCES), syscall_number, 1,
+                                    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)family)) != 0)
+      die_message("seccomp family rule");
+  }
+  if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EACCES), syscall_number, 1, SCMP_A0(SCMP_CMP_GE, FAMILY_LIMIT)) != 0)
+    die_message("seccomp family rule");
+}
+
 static void apply_seccomp(int allow_unix) {
   scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
   if (filter == NULL) die_message("seccomp_init failed");
@@ -222,6 +278,8 @@ static void apply_seccomp(int allow_unix) {
       "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl",
       "lookup_dcookie", "iopl", "ioperm", "vhangup", "personality", "uselib", "fanotify_init", "pidfd_getfd",
       "kcmp", "landlock_create_ruleset", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+      /* no anonymous file to execute: a memfd, a secret memfd, or exec by descriptor */
+      "memfd_create", "memfd_secret", "execveat",
   };
   for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) deny(filter, seccomp_syscall_resolve_name(denied[i]));
   const uint64_t namespace_flags = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
@@ -234,9 +292,11 @@ static void apply_seccomp(int allow_unix) {
   }
   /* clone3 passes its flags in memory the filter cannot read: make libc fall back to clone. */
   if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) die_message("seccomp clone3 rule");
-  if (!allow_unix &&
-      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)) != 0)
-    die_message("seccomp socket rule");
+  /* loopback TCP to the relay; unix sockets only for the relay itself; socketpair(AF_UNIX) for child stdio */
+  const int socket_families[] = {AF_INET, AF_INET6, AF_UNIX};
+  limit_families(filter, SCMP_SYS(socket), socket_families, allow_unix ? 3 : 2);
+  const int pair_families[] = {AF_UNIX};
+  limit_families(filter, SCMP_SYS(socketpair), pair_families, 1);
   seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCSTI));
   seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCLINUX));
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
@@ -334,12 +394,15 @@ static void set_limit(const char *spec) {
   if (setrlimit(resource, &limit) != 0) die("setrlimit");
 }
 
-/* Opens PATH on descriptor FD (spec "FD:PATH") and refuses if the open file is not PATH itself. */
-static void pin_path(const char *spec) {
+static const char *pin_path_of(const char *spec, long *target) {
   char *end = NULL;
-  long target = strtol(spec, &end, 10);
-  if (end == NULL || *end != ':' || target < 3 || target > 4096) die_message("--pin expects FD:PATH");
-  const char *path = end + 1;
+  *target = strtol(spec, &end, 10);
+  if (end == NULL || *end != ':' || *target < 3 || *target > 4096) die_message("--pin expects FD:PATH");
+  return end + 1;
+}
+
+/* Opens PATH as O_PATH and refuses the call (exit 126) unless the open file is PATH itself. */
+static int open_exact(const char *path) {
   int fd = open(path, O_PATH);
   if (fd < 0) {
     dprintf(2, "metnos-jail: cannot open %s: %s\n", path, strerror(errno));
@@ -355,10 +418,130 @@ static void pin_path(const char *spec) {
     dprintf(2, "metnos-jail: %s changed after the policy check (it now leads to %s)\n", path, actual);
     _exit(126);
   }
+  return fd;
+}
+
+/* Opens the pin's PATH on its descriptor FD, for bwrap. */
+static void pin_path(const struct pin *pin) {
+  long target;
+  const char *path = pin_path_of(pin->spec, &target);
+  int fd = open_exact(path);
   if (fd != target) {
     if (dup2(fd, (int)target) < 0) die("dup2");
     close(fd);
   }
+}
+
+static void write_text(const char *file, const char *text) {
+  int fd = open(file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die(file);
+  ssize_t length = (ssize_t)strlen(text);
+  if (write(fd, text, (size_t)length) != length) die(file);
+  close(fd);
+}
+
+/*
+ * A mount namespace of this process alone, so the noexec binds below never
+ * reach the host. A non-root user gets it inside a user namespace that maps
+ * only its own uid and gid; exec then drops the capabilities that came with
+ * it, so bwrap still runs unprivileged.
+ */
+static void enter_private_mounts(void) {
+  if (geteuid() == 0) {
+    if (unshare(CLONE_NEWNS) != 0) die("unshare(CLONE_NEWNS)");
+  } else {
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    char map[64];
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) die("unshare(CLONE_NEWUSER | CLONE_NEWNS)");
+    write_text("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_text("/proc/self/uid_map", map);
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_text("/proc/self/gid_map", map);
+  }
+  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) die("make / a slave mount");
+}
+
+static int mount_setattr_works(void) {
+  return syscall(__NR_mount_setattr, -1, "", 0, NULL, 0) != 0 && errno != ENOSYS;
+}
+
+/*
+ * Binds PATH onto itself and marks the new mount, and every mount below it,
+ * noexec, nosuid and nodev; every other flag stays (a read-only source stays
+ * read-only). Works on descriptors, so a path swapped meanwhile cannot
+ * redirect it. Before Linux 5.12 (no mount_setattr) the bind is not
+ * recursive: mounts below PATH are left out of the view instead.
+ */
+static void bind_noexec(const char *path) {
+  int recursive = mount_setattr_works();
+  int fd = open_exact(path);
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  if (mount(self, self, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL) != 0) {
+    dprintf(2, "metnos-jail: cannot bind %s noexec: %s\n", path, strerror(errno));
+    _exit(125);
+  }
+  close(fd);
+  fd = open_exact(path); /* now the new bind */
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  if (recursive) {
+    struct mnt_attr attr = {.attr_set = MNT_ATTR_NOEXEC | MNT_ATTR_NOSUID | MNT_ATTR_NODEV};
+    if (syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | MNT_AT_RECURSIVE, &attr, sizeof(attr)) != 0)
+      die("mount_setattr noexec");
+  } else {
+    struct statvfs info;
+    if (fstatvfs(fd, &info) != 0) die("fstatvfs");
+    unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOEXEC | MS_NOSUID | MS_NODEV;
+    if (info.f_flag & ST_RDONLY) flags |= MS_RDONLY;
+    if (info.f_flag & ST_NOSYMFOLLOW) flags |= MS_NOSYMFOLLOW;
+    if (mount(NULL, self, NULL, flags, NULL) != 0) die("remount noexec");
+  }
+  close(fd);
+}
+
+static int is_within(const char *path, const char *root) {
+  size_t length = strlen(root);
+  if (length == 1 && root[0] == '/') return 1;
+  return strncmp(path, root, length) == 0 && (path[length] == '\0' || path[length] == '/');
+}
+
+/*
+ * Pins every bind source. Runtime pins (node, its libraries, the helper,
+ * allow-listed binaries) are opened before any noexec bind, and one that lies
+ * below a profile folder is bound back from that descriptor, so it stays
+ * executable; profile folders are pinned only once they are noexec.
+ */
+static void pin_all(void) {
+  int noexec_count = 0;
+  for (int i = 0; i < pin_count; i++) noexec_count += pins[i].noexec;
+  if (noexec_count > 0) enter_private_mounts();
+  for (int i = 0; i < pin_count; i++)
+    if (!pins[i].noexec) pin_path(&pins[i]);
+  for (int i = 0; i < pin_count; i++) {
+    long target;
+    if (pins[i].noexec) bind_noexec(pin_path_of(pins[i].spec, &target));
+  }
+  for (int i = 0; i < pin_count; i++) {
+    if (pins[i].noexec) continue;
+    long runtime_fd;
+    const char *path = pin_path_of(pins[i].spec, &runtime_fd);
+    for (int j = 0; j < pin_count; j++) {
+      long ignored;
+      if (!pins[j].noexec || !is_within(path, pin_path_of(pins[j].spec, &ignored))) continue;
+      char source[64];
+      char target[64];
+      int fd = open_exact(path);
+      snprintf(source, sizeof(source), "/proc/self/fd/%ld", runtime_fd);
+      snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+      if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0) die("bind a runtime file back");
+      close(fd);
+      break;
+    }
+  }
+  for (int i = 0; i < pin_count; i++)
+    if (pins[i].noexec) pin_path(&pins[i]);
 }
 
 static void join_cgroup(const char *procs_file) {
@@ -384,7 +567,18 @@ static void probe(void) {
     if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) seccomp_ok = 1;
     seccomp_release(filter);
   }
-  printf("{\"landlockAbi\":%d,\"seccomp\":%s}\n", abi, seccomp_ok ? "true" : "false");
+  /* the noexec binds of profile folders need a mount namespace of the helper's own */
+  int private_mounts = 0;
+  pid_t mounts = fork();
+  if (mounts == 0) {
+    enter_private_mounts();
+    _exit(0);
+  }
+  int status = 0;
+  if (mounts > 0 && waitpid(mounts, &status, 0) == mounts && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    private_mounts = 1;
+  printf("{\"landlockAbi\":%d,\"seccomp\":%s,\"privateMounts\":%s}\n", abi, seccomp_ok ? "true" : "false",
+         private_mounts ? "true" : "false");
 }
 
 int main(int argc, char **argv) {
@@ -428,9 +622,9 @@ int main(int argc, char **argv) {
       if (cgroup_file_count == 16) die_message("too many cgroups");
       cgroup_files[cgroup_file_count++] = value;
       index++;
-    } else if (strcmp(arg, "--pin") == 0) {
+    } else if (strcmp(arg, "--pin") == 0 || strcmp(arg, "--noexec-pin") == 0) {
       if (pin_count == MAX_ITEMS) die_message("too many pins");
-      pins[pin_count++] = value;
+      pins[pin_count++] = (struct pin){.spec = value, .noexec = arg[2] == 'n'};
       index++;
     } else if (strcmp(arg, "--forward") == 0) {
       forward = value;
@@ -442,7 +636,7 @@ int main(int argc, char **argv) {
   }
   if (index >= argc) die_message("no command after --");
   for (int i = 0; i < cgroup_file_count; i++) join_cgroup(cgroup_files[i]);
-  for (int i = 0; i < pin_count; i++) pin_path(pins[i]);
+  pin_all();
   if (forward != NULL) start_forwarder(forward);
   if (use_landlock) apply_landlock();
   if (use_seccomp) apply_seccomp(allow_unix);

@@ -159,12 +159,18 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
 
   let landlockAbi = 0;
   let seccompOk = false;
+  let privateMounts = false;
   if (helper.ok) {
     const probe = spawnSync(helper.path, ['--probe'], { encoding: 'utf8', timeout: 10_000 });
     try {
-      const parsed = JSON.parse(probe.stdout) as { landlockAbi: number; seccomp: boolean };
+      const parsed = JSON.parse(probe.stdout) as {
+        landlockAbi: number;
+        seccomp: boolean;
+        privateMounts: boolean;
+      };
       landlockAbi = Number(parsed.landlockAbi) || 0;
       seccompOk = parsed.seccomp === true;
+      privateMounts = parsed.privateMounts === true;
     } catch {
       // reported below as unavailable
     }
@@ -194,7 +200,13 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
     layers.bubblewrap = { available: false, detail: 'bwrap not found', fix: 'apt-get install -y bubblewrap' };
   } else {
     const version = spawnSync(bwrapPath, ['--version'], { encoding: 'utf8' }).stdout.trim();
-    const works = bubblewrapWorks(bwrapPath, nodePath, nodeLibraries);
+    // the helper mounts profile folders noexec in a mount namespace of its own before bwrap starts
+    const works = privateMounts
+      ? bubblewrapWorks(bwrapPath, nodePath, nodeLibraries)
+      : {
+          ok: false,
+          detail: 'the helper cannot make the private mount namespace for noexec profile folders',
+        };
     layers.bubblewrap = works.ok
       ? { available: true, detail: `${version}: user, mount, pid, ipc, uts and network namespaces` }
       : {

@@ -23,6 +23,7 @@ describe('unprivileged pass', () => {
           script,
           'test/policy-attacks.test.ts',
           'test/runtime-attacks.test.ts',
+          'test/exec-attacks.test.ts',
           '--reporter=dot',
         ],
         { encoding: 'utf8', timeout: 170_000 },
