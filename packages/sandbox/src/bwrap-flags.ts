@@ -3,7 +3,8 @@
  * tests: new user, pid, ipc, uts, network (and, where possible, cgroup)
  * namespaces; uid and gid 65534 inside; no further user namespaces; every
  * capability dropped (as root too); killed with its parent; a new session (no
- * terminal injection); an empty environment; a minimal `/dev`.
+ * terminal injection); an empty environment; a minimal `/dev`, read-only so
+ * that nothing can be written there and run (its device nodes stay usable).
  */
 export const BWRAP_ISOLATION_FLAGS: readonly string[] = [
   '--unshare-user',
@@ -25,5 +26,7 @@ export const BWRAP_ISOLATION_FLAGS: readonly string[] = [
   '--new-session',
   '--clearenv',
   '--dev',
+  '/dev',
+  '--remount-ro',
   '/dev',
 ];

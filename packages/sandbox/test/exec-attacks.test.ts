@@ -267,13 +267,17 @@ describe.concurrent('running written code, and socket families, at the full tier
       expect(observed.probe?.value).toMatchObject({ mmap_read: 'ok', mmap_exec: 'EPERM' });
     });
 
-    it('the standard tier (no Landlock) keeps written and granted files from running too', async () => {
-      const standard = createSandboxRunner({
+    // the same settings twice share one host probe
+    const standardRunner = () =>
+      createSandboxRunner({
         home: join(lab.root, 'home'),
         audit: false,
         tier: 'standard',
         binarySearchPath: ['/usr/local/bin', '/usr/bin', '/bin', binDir],
       });
+
+    it('the standard tier (no Landlock) keeps written and granted files from running too', async () => {
+      const standard = standardRunner();
       expect(standard.tier).toBe('standard');
       const { result, observed } = await call(
         'standard_tier',
@@ -286,6 +290,23 @@ describe.concurrent('running written code, and socket families, at the full tier
       );
       expect(result.isolation?.layers).not.toContain('landlock');
       for (const key of ['written', 'shelf', 'loader', 'shell']) refused(observed, key);
+    });
+
+    it('the standard tier has no other place to write a program to: /dev and /dev/shm are read-only', async () => {
+      const { observed } = await call(
+        'standard_dev',
+        `const payload = ctx.workspace + '/built/payload';
+         for (const place of ['/dev/shm/p', '/dev/p']) {
+           out[place] = run('sh', ['-c', 'cat ' + payload + ' > ' + place + ' && chmod +x ' + place + ' && ' + place]);
+         }
+         out.null = run('sh', ['-c', 'echo still usable > /dev/null']);`,
+        { write: ['$WORKSPACE'], exec: ['sh', 'cat', 'chmod'], tier: 'standard' },
+        standardRunner(),
+      );
+      refused(observed, '/dev/shm/p');
+      refused(observed, '/dev/p');
+      expect(String(observed['/dev/shm/p']?.code)).toMatch(/Read-only file system/);
+      expect(observed.null?.ok).toBe(true);
     });
 
     it('a runtime inside a read-granted folder still runs, while a file beside it does not', async () => {
