@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { CliFailure } from './output.ts';
 import type { CliPlace } from './workspace.ts';
 
 /**
@@ -76,7 +77,7 @@ export function readAppConfig(place: CliPlace): AppConfig {
   const parsed = appConfigSchema.safeParse(place.config?.raw ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(`metnos.toml: field "${issue.path.join('.')}": ${issue.message}`);
+    throw new CliFailure(`metnos.toml: field "${issue.path.join('.')}": ${issue.message}`);
   }
   return parsed.data;
 }

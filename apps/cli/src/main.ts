@@ -15,7 +15,7 @@ Usage:
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
-  metnos doctor                                 what isolation this host supports
+  metnos doctor [--repair]                      what isolation this host supports, the state of the stores
 
 Run \`metnos <command> --help\` for the options of each command.
 `;
@@ -61,9 +61,20 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       io.err(`${(error as Error).message}\nRun \`metnos ${command} --help\`.`);
       return 2;
     }
+    if (isEnvironmentError(error)) {
+      // A file that is missing, unreadable or in the way: the person can fix it, a stack would not help.
+      io.err(`error: ${(error as Error).message}`);
+      return 1;
+    }
     io.err(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
     return 1;
   }
+}
+
+/** An error the host's files or SQLite raised (ENOENT, EACCES, SQLITE_BUSY, …), as opposed to a bug. */
+function isEnvironmentError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return error instanceof Error && typeof code === 'string' && /^(E[A-Z]+|SQLITE_[A-Z_]+)$/.test(code);
 }
 
 if (import.meta.main) {

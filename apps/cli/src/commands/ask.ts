@@ -18,6 +18,7 @@ import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { CliFailure, type CliIo } from '../output.ts';
+import { formatNotices, openOrDoWithout, type StoreNotice, storePath } from '../stores.ts';
 import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
@@ -132,9 +133,12 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const parts = await context.build();
 
   if (engineKind === 'learning') {
-    const fastpath = createFastpathStore({ path: join(data, 'fastpaths.sqlite') });
-    const autopath = createAutopathStore({ path: join(data, 'autopath.sqlite') });
-    const gaps = createGapLog({ path: join(data, 'terminator.sqlite') });
+    const notices: StoreNotice[] = [];
+    const fastpath = openOrDoWithout('fastpath', data, createFastpathStore, notices);
+    const autopath = openOrDoWithout('autopath', data, createAutopathStore, notices);
+    const gaps = openOrDoWithout('gaps', data, createGapLog, notices);
+    for (const line of formatNotices(notices)) io.err(line);
+    const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
     try {
       const engine = createEngine({
         catalog: parts.catalog,
@@ -165,7 +169,7 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
             `(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`,
           );
         io.out(
-          `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms · turn ${result.turnId}`,
+          `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms${memory} · turn ${result.turnId}`,
         );
       }
       return result.finalKind === 'answer' ? 0 : 1;
@@ -176,7 +180,9 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
     }
   }
 
-  const scratchpad = createScratchpad({ path: join(data, 'scratchpad.db') });
+  const notices: StoreNotice[] = [];
+  const scratchpad = openOrDoWithout('scratchpad', data, createScratchpad, notices);
+  for (const line of formatNotices(notices)) io.err(line);
   try {
     const hybrid = config.runtime.hybrid;
     const planner = createPlanner({
@@ -242,7 +248,7 @@ export async function feedbackCommand(argv: string[], io: CliIo): Promise<number
     return argv.includes('--help') ? 0 : 2;
   }
   const { data } = await runtime({});
-  const autopath = createAutopathStore({ path: join(data, 'autopath.sqlite') });
+  const autopath = createAutopathStore({ path: storePath(data, 'autopath') });
   try {
     const recorded = autopath.feedback(turnId, kind as 'up' | 'down' | 'retry');
     io.out(recorded ? `feedback "${kind}" recorded for turn ${turnId}` : `no turn ${turnId} in the memory`);

@@ -1,8 +1,8 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
 import { dataDir, readAppConfig } from '../config.ts';
 import { CliFailure, type CliIo, table } from '../output.ts';
+import { storePath } from '../stores.ts';
 import { resolvePlace } from '../workspace.ts';
 
 export const MEMORY_HELP = `metnos memory — what Metnos remembers, and forgetting it by hand
@@ -26,7 +26,7 @@ export async function memoryCommand(argv: string[], io: CliIo): Promise<number> 
   }
   const place = await resolvePlace({});
   const data = dataDir(place, readAppConfig(place));
-  const fastpath = createFastpathStore({ path: join(data, 'fastpaths.sqlite') });
+  const fastpath = createFastpathStore({ path: storePath(data, 'fastpath') });
   try {
     switch (sub) {
       case 'list': {
@@ -44,7 +44,7 @@ export async function memoryCommand(argv: string[], io: CliIo): Promise<number> 
                 ]),
               ]),
         );
-        const autopath = createAutopathStore({ path: join(data, 'autopath.sqlite') });
+        const autopath = createAutopathStore({ path: storePath(data, 'autopath') });
         try {
           const learned = autopath.list().filter((entry) => entry.status !== 'candidate');
           if (learned.length > 0) {
