@@ -37,6 +37,7 @@ import { type HostReport, probeHost } from './host-probe.ts';
 import { planLaunch } from './launch.ts';
 import { checkArguments, type PolicyViolation, resolveProfile, textKeysOf } from './policy.ts';
 import { metnosOwnPaths } from './protected.ts';
+import { resolveReal } from './resolve-path.ts';
 import { meterWrites } from './write-meter.ts';
 
 /**
@@ -182,7 +183,8 @@ function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb:
   if (report.exitSignal === 'SIGXCPU' || code === 128 + 24) {
     return failure('ResourceLimit', 'the executor used up its CPU time limit and was stopped', { isolation });
   }
-  if (report.exitSignal === 'SIGXFSZ' || code === 128 + 25) {
+  // Node ignores SIGXFSZ, so a write past the file-size limit (max_write_bytes) throws EFBIG instead
+  if (report.exitSignal === 'SIGXFSZ' || code === 128 + 25 || /\bEFBIG\b/.test(evidence)) {
     return failure('ResourceLimit', 'the executor wrote a file larger than the file-size limit', {
       isolation,
     });
@@ -210,6 +212,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     helperCacheDir: settings.helperCacheDir,
     cgroupRoot: settings.cgroupRoot,
     binarySearchPath: settings.binarySearchPath,
+    // the helper's seal secret lives in the config dir this runner masks, not in a default one
+    configDir: settings.configDir,
   });
   if (host.cgroups) sweepStaleCgroups(host.cgroups);
   const ceiling = settings.tier ?? 'full';
@@ -218,12 +222,19 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
   const home = resolve(settings.home ?? homedir());
   const homes = [...new Set([home, '/root'])];
   const configDir = resolve(resolveConfigDir(settings.configDir));
-  const tmpRoot = resolve(settings.tmpRoot ?? tmpdir());
+  // Real form: the calls folder is masked and pinned by its real path, so a symlinked temp
+  // folder (TMPDIR=/tmp-link) would leave it visible and fail every call that grants $TMP.
+  const tmpRoot = resolveReal(resolve(settings.tmpRoot ?? tmpdir())).real;
   // Every call's $TMP lives in one folder of this user's, so a profile that reads the shared
   // temp folder finds it masked and cannot reach another call's files.
   const callsRoot = join(tmpRoot, `metnos-calls-${process.getuid?.() ?? 0}`);
   const ownPaths = [
-    ...metnosOwnPaths({ home, helperPath: host.helperPath, nodePath: host.nodePath }),
+    ...metnosOwnPaths({
+      home,
+      helperPath: host.helperPath,
+      nodePath: host.nodePath,
+      outside: [host.bwrapPath, ...host.nodeLibraries],
+    }),
     ...(settings.protect ?? []),
   ];
   const defaultWriteBytes = settings.maxWriteBytes ?? DEFAULT_MAX_WRITE_BYTES;
@@ -462,7 +473,13 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     });
     const expanded = expandProfile(executor.manifest.sandbox, { workspace, tmpDir, home });
     const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
-    return 'rule' in profile ? profile : undefined;
+    if ('rule' in profile) return profile;
+    return checkExecRules({
+      exec: executor.manifest.sandbox.exec,
+      read: profile.read,
+      write: profile.write,
+      binarySearchPath,
+    });
   }
 
   return { tier, host, run, checkProfile };
