@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { and, desc, eq, gt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { blob, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';
+import {
+  blobToVector,
+  dot,
+  openDatabase,
+  readStoredJson,
+  type StoreLocation,
+  vectorToBlob,
+} from './sqlite.ts';
 
 export const clusters = sqliteTable('clusters', {
   id: text('id').primaryKey(),
@@ -125,15 +132,20 @@ export function compositeScore(row: {
   return rate * feedback * (1 / (1 + averageLatency / 10_000));
 }
 
-function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry {
+/** The entry a row holds; undefined for a damaged row, which lookups skip. */
+function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined {
+  const template = readStoredJson(row.template);
+  const slots = readStoredJson(row.slots);
+  const tools = readStoredJson(row.tools);
+  if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
   return {
     id: row.id,
     clusterId: row.clusterId,
     intentHash: row.intentHash,
     planHash: row.planHash,
-    template: JSON.parse(row.template),
-    slots: JSON.parse(row.slots),
-    tools: JSON.parse(row.tools),
+    template,
+    slots,
+    tools,
     uses: row.uses,
     successes: row.successes,
     failures: row.failures,
@@ -298,7 +310,7 @@ export function createAutopathStore(
           .from(autopaths)
           .where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash)))
           .get()!,
-      );
+      )!;
     },
     /** Records a failure; repeated failures of one plan for one intent make an anti-autopath. */
     recordFailure(input: { intentHash: string; planHash: string; reason: string; clusterId?: string }): {
@@ -400,11 +412,19 @@ export function createAutopathStore(
         .where(and(eq(autopaths.intentHash, intentHash), eq(autopaths.status, 'champion')))
         .orderBy(desc(autopaths.score))
         .all();
-      const row = rows.find((candidate) => !store.isAnti(candidate.intentHash, candidate.planHash));
-      return row ? toEntry(row) : undefined;
+      for (const row of rows) {
+        const entry = store.isAnti(row.intentHash, row.planHash) ? undefined : toEntry(row);
+        if (entry) return entry;
+      }
+      return undefined;
     },
     list(): AutopathEntry[] {
-      return db.select().from(autopaths).all().map(toEntry);
+      return db
+        .select()
+        .from(autopaths)
+        .all()
+        .map(toEntry)
+        .filter((entry): entry is AutopathEntry => entry !== undefined);
     },
     /** Appends one observation; returns its id. */
     observe(input: {

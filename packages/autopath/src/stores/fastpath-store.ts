@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { asc, eq, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { blob, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { blobToVector, dot, openDatabase, type StoreLocation, vectorToBlob } from './sqlite.ts';
+import {
+  blobToVector,
+  dot,
+  openDatabase,
+  readStoredJson,
+  type StoreLocation,
+  vectorToBlob,
+} from './sqlite.ts';
 
 export const fastpaths = sqliteTable('fastpaths', {
   id: text('id').primaryKey(),
@@ -56,19 +63,28 @@ export interface AgingRules {
 
 const DAY = 86_400_000;
 
-function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry {
+/** The entry a row holds; undefined for a damaged row, which lookups skip. */
+function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry | undefined {
+  const template = readStoredJson(row.template);
+  const slots = readStoredJson(row.slots);
+  const tools = readStoredJson(row.tools);
+  if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
   return {
     id: row.id,
     fingerprint: row.fingerprint,
     request: row.request,
-    template: JSON.parse(row.template),
-    slots: JSON.parse(row.slots),
-    tools: JSON.parse(row.tools),
+    template,
+    slots,
+    tools,
     vector: blobToVector(row.vector),
     uses: row.uses,
     createdAt: row.createdAt,
     lastUsedAt: row.lastUsedAt ?? undefined,
   };
+}
+
+function readable(rows: Array<typeof fastpaths.$inferSelect>): FastpathEntry[] {
+  return rows.map(toEntry).filter((entry): entry is FastpathEntry => entry !== undefined);
 }
 
 /**
@@ -88,7 +104,7 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;
   let cache: FastpathEntry[] | undefined;
-  const entries = () => (cache ??= db.select().from(fastpaths).all().map(toEntry));
+  const entries = () => (cache ??= readable(db.select().from(fastpaths).all()));
 
   return {
     /** Saves (or refreshes) the plan for a fingerprint. */
@@ -122,7 +138,7 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
           })
           .run();
       cache = undefined;
-      return toEntry(db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get()!);
+      return toEntry(db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get()!)!;
     },
     byFingerprint(fingerprint: string): FastpathEntry | undefined {
       const row = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, fingerprint)).get();
@@ -152,7 +168,7 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
       return changes > 0;
     },
     list(): FastpathEntry[] {
-      return db.select().from(fastpaths).orderBy(asc(fastpaths.createdAt)).all().map(toEntry);
+      return readable(db.select().from(fastpaths).orderBy(asc(fastpaths.createdAt)).all());
     },
     /** Applies the aging rules; returns the ids removed. */
     age(rules: AgingRules = {}): string[] {

@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StoreError, type StoreFailure } from '../errors.ts';
 import { createAutopathStore } from './autopath-store.ts';
@@ -104,5 +105,38 @@ describe('a store file that cannot be used', () => {
     const store = createFastpathStore({ path: empty });
     expect(store.list()).toEqual([]);
     store.close();
+  });
+});
+
+describe('a damaged row in a healthy file', () => {
+  it('is skipped by every lookup instead of failing them all', () => {
+    const path = filledStore('rows.sqlite');
+    const store = createFastpathStore({ path });
+    const raw = new Database(path);
+    raw.prepare(`UPDATE fastpaths SET template = '{"steps": [tr' WHERE fingerprint = 'f1'`).run();
+    raw
+      .prepare(`UPDATE fastpaths SET tools = ? WHERE fingerprint = 'f2'`)
+      .run(`${'['.repeat(5_000)}${']'.repeat(5_000)}`);
+    raw.close();
+    expect(store.byFingerprint('f1')).toBeUndefined();
+    expect(store.byFingerprint('f2')).toBeUndefined();
+    expect(store.byFingerprint('f3')).toMatchObject({ fingerprint: 'f3' });
+    expect(store.list()).toHaveLength(198);
+    expect(store.nearest(new Float32Array(64).fill(0.5), 3)).toHaveLength(3);
+    store.close();
+
+    const autopathFile = join(folder, 'autopath-rows.sqlite');
+    const autopath = createAutopathStore({ path: autopathFile });
+    const vector = new Float32Array(8).fill(Math.SQRT1_2 / 2);
+    const cluster = autopath.assignCluster(vector);
+    for (const planHash of ['good', 'bad']) {
+      const entry = { clusterId: cluster.id, intentHash: 'read', planHash, slots: [], tools: [] };
+      autopath.recordSuccess({ ...entry, template: { steps: [] }, latencyMs: 1 });
+    }
+    const damage = new Database(autopathFile);
+    damage.prepare(`UPDATE autopaths SET slots = 'oops' WHERE plan_hash = 'bad'`).run();
+    damage.close();
+    expect(autopath.list().map((entry) => entry.planHash)).toEqual(['good']);
+    autopath.close();
   });
 });

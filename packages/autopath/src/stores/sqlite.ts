@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { jsonTextDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import Database from 'better-sqlite3';
 import { StoreError, type StoreFailure } from '../errors.ts';
 
@@ -82,6 +83,27 @@ export function moveStoreAside(file: string, now: Date = new Date()): string {
     if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
   }
   return aside;
+}
+
+/** The deepest JSON a store reads back: twice `MAX_JSON_DEPTH`, room for a plan around its arguments. */
+export const MAX_STORED_JSON_DEPTH = MAX_JSON_DEPTH * 2;
+
+/**
+ * JSON text a store wrote, read back. A damaged row (not JSON, or nested
+ * deeper than {@link MAX_STORED_JSON_DEPTH}, which no plan reaches) gives
+ * `undefined`, and the store skips that row instead of failing every lookup.
+ *
+ * @example
+ * readStoredJson('["path_1"]'); // ['path_1']
+ * readStoredJson('{"steps": [tr'); // undefined
+ */
+export function readStoredJson(text: string): unknown {
+  if (jsonTextDepth(text) > MAX_STORED_JSON_DEPTH) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A Float32Array as a BLOB and back. */
