@@ -46,6 +46,7 @@ export {
   type Invoker,
   type InvokerSettings,
 } from './invoke.ts';
+export { appendJsonLine, type JsonLines, readJsonLines } from './jsonl.ts';
 export {
   createKeyStore,
   generateSigningKey,

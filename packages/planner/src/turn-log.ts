@@ -1,5 +1,6 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { appendJsonLine, readJsonLines } from '@metnos/executor-sdk';
 
 /** One step of a turn as the log records it. */
 export interface TurnLogStep {
@@ -34,6 +35,8 @@ export interface TurnLogEntry {
 
 /**
  * The append-only turn log: one JSON line per turn in `<dir>/YYYY-MM-DD.jsonl`.
+ * Every line starts on a fresh line, even after a partial one left by a crash;
+ * `read(day)` skips a line that does not parse.
  *
  * @example
  * const log = createTurnLog({ dir: '~/.local/share/metnos/turns' });
@@ -46,7 +49,15 @@ export function createTurnLog(settings: { dir: string }) {
       ready ??= mkdir(settings.dir, { recursive: true });
       await ready;
       const day = new Date(entry.ts_start * 1000).toISOString().slice(0, 10);
-      await appendFile(join(settings.dir, `${day}.jsonl`), `${JSON.stringify(entry)}\n`, { flag: 'a' });
+      await appendJsonLine(join(settings.dir, `${day}.jsonl`), JSON.stringify(entry));
+    },
+    /** The turns of one UTC day (`YYYY-MM-DD`), in order; none when the day has no file. */
+    async read(day: string): Promise<TurnLogEntry[]> {
+      const text = await readFile(join(settings.dir, `${day}.jsonl`), 'utf8').catch((error) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+        throw error;
+      });
+      return readJsonLines(text).records as TurnLogEntry[];
     },
   };
 }

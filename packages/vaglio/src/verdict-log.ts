@@ -1,5 +1,6 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { appendJsonLine, readJsonLines } from '@metnos/executor-sdk';
 import { VerdictLogError } from './errors.ts';
 import type { BlockedBy, JudgeKind } from './types.ts';
 
@@ -26,12 +27,15 @@ export interface VerdictLog {
   append(entry: VerdictLogEntry): Promise<void>;
   /** The file an entry with this timestamp goes to. */
   fileFor(ts: string): string;
+  /** The verdicts of one UTC month (`YYYY-MM`), in order, skipping a line that does not parse. */
+  read(month: string): Promise<VerdictLogEntry[]>;
 }
 
 /**
  * The monthly JSONL log: one file per UTC month, named from the verdict's
  * timestamp (which comes from the vaglio's injected clock). Appends are
- * serialised so lines keep their order.
+ * serialised so lines keep their order, and each starts on a fresh line even
+ * when the file ends in a partial one (a crash, a full disk).
  *
  * @example
  * const log = createVerdictLog({ dir: '/home/ada/.local/share/metnos/vaglio' });
@@ -51,20 +55,27 @@ export function createVerdictLog(settings: { dir: string }): VerdictLog {
     fileFor,
     append(entry) {
       const file = fileFor(entry.ts);
-      const line = `${JSON.stringify(entry)}\n`;
+      const line = JSON.stringify(entry);
       const write = async () => {
         try {
           if (!made) {
             await mkdir(settings.dir, { recursive: true });
             made = true;
           }
-          await appendFile(file, line, { mode: 0o600 });
+          await appendJsonLine(file, line, { mode: 0o600 });
         } catch (error) {
           throw new VerdictLogError({ file, cause: error });
         }
       };
       queue = queue.catch(() => undefined).then(write);
       return queue;
+    },
+    async read(month) {
+      const text = await readFile(join(settings.dir, `${month}.jsonl`), 'utf8').catch((error) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+        throw error;
+      });
+      return readJsonLines(text).records as VerdictLogEntry[];
     },
   };
 }
