@@ -3,17 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOllamaServer } from '@metnos/planner/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/main.ts';
-import type { CliIo } from '../src/output.ts';
-
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) };
-  return { code: await runCli(args, io), out, err };
-}
+import { cli, repoRoot, writeWorkspaceConfig } from './__fixtures__/cli.ts';
 
 let work: string;
 let server: Awaited<ReturnType<typeof startOllamaServer>>;
@@ -24,23 +14,7 @@ beforeAll(async () => {
   server = await startOllamaServer();
   await mkdir(join(work, 'workspace', 'notes'), { recursive: true });
   await writeFile(join(work, 'workspace', 'notes', 'diary.md'), 'monday\ntuesday\nwednesday\nthursday\n');
-  await writeFile(
-    join(work, 'metnos.toml'),
-    `[workspace]
-root = "workspace"
-executors = "${join(repoRoot, 'executors')}"
-trusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]
-
-[runtime]
-data_dir = "data"
-
-[runtime.llm.fast]
-provider = "ollama"
-model = "qwen3:8b"
-base_url = "${server.url}"
-think = false
-`,
-  );
+  await writeWorkspaceConfig(work, server.url);
   process.env.INIT_CWD = work;
   process.env.METNOS_CONFIG_DIR = join(work, 'config');
 });

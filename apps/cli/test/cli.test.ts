@@ -2,18 +2,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/main.ts';
-import type { CliIo } from '../src/output.ts';
-
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+import { cli, repoRoot } from './__fixtures__/cli.ts';
 
 let home: string;
 let work: string;

@@ -3,20 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/main.ts';
-import type { CliIo } from '../src/output.ts';
-
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) };
-  return { code: await runCli(args, io), out, err };
-}
-
-/** A stack trace line as Node prints one. */
-const STACK_LINE = /^\s+at .+:\d+:\d+\)?$/m;
+import { cli, repoRoot, STACK_LINE } from './__fixtures__/cli.ts';
 
 let work: string;
 const savedEnv = { ...process.env };

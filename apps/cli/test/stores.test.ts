@@ -4,20 +4,8 @@ import { join } from 'node:path';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
 import { startOllamaServer } from '@metnos/planner/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/main.ts';
-import type { CliIo } from '../src/output.ts';
+import { cli, STACK_LINE, writeWorkspaceConfig } from './__fixtures__/cli.ts';
 
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`) };
-  return { code: await runCli(args, io), out, err };
-}
-
-/** A stack trace line as Node prints one. */
-const STACK_LINE = /^\s+at .+:\d+:\d+\)?$/m;
 const GARBAGE = 'these bytes are not a SQLite database. '.repeat(200);
 
 let work: string;
@@ -41,23 +29,7 @@ beforeAll(async () => {
   await mkdir(join(work, 'workspace', 'notes'), { recursive: true });
   await mkdir(data);
   await writeFile(join(work, 'workspace', 'notes', 'diary.md'), 'monday\ntuesday\nwednesday\nthursday\n');
-  await writeFile(
-    join(work, 'metnos.toml'),
-    `[workspace]
-root = "workspace"
-executors = "${join(repoRoot, 'executors')}"
-trusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]
-
-[runtime]
-data_dir = "data"
-
-[runtime.llm.fast]
-provider = "ollama"
-model = "qwen3:8b"
-base_url = "${server.url}"
-think = false
-`,
-  );
+  await writeWorkspaceConfig(work, server.url);
   process.env.INIT_CWD = work;
   process.env.METNOS_CONFIG_DIR = join(work, 'config');
 });

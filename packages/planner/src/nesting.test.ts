@@ -88,6 +88,22 @@ describe('model plans nested too deeply (the engine)', () => {
   });
 });
 
+function loopWith(
+  model: ReturnType<typeof scripted>,
+  extra: Partial<Parameters<typeof createPlanner>[0]> = {},
+) {
+  return createPlanner({
+    catalog: world.catalog,
+    invoker: world.invoker,
+    models: { fast: model },
+    reviewer: approveAll,
+    scratchpad: world.scratchpad,
+    workspace: world.workspace,
+    retry: { sleep: async () => {} },
+    ...extra,
+  });
+}
+
 describe('model tool calls nested too deeply (the loop)', () => {
   it('answers "tool unavailable", keeps the turn going and still writes the turn log line', async () => {
     const turns = join(world.root, `turns-${Math.random()}`);
@@ -96,17 +112,9 @@ describe('model tool calls nested too deeply (the loop)', () => {
       { calls: [{ name: 'fs_read', args: `{"path":${nestedText(10_000)}}` }] },
       { text: 'I could not read it.' },
     ]);
-    const planner = createPlanner({
-      catalog: world.catalog,
-      invoker: world.invoker,
-      models: { fast: model },
-      reviewer: approveAll,
-      scratchpad: world.scratchpad,
-      workspace: world.workspace,
-      turnLog: createTurnLog({ dir: turns }),
-      retry: { sleep: async () => {} },
-    });
-    const result = await planner.runTurn('read the deep file');
+    const result = await loopWith(model, { turnLog: createTurnLog({ dir: turns }) }).runTurn(
+      'read the deep file',
+    );
     expect(result.finalKind).toBe('answer');
     expect(result.steps.map((step) => [step.validation, step.result])).toEqual([
       ['rejected', 'tool unavailable'],
@@ -124,17 +132,7 @@ describe('model tool calls nested too deeply (the loop)', () => {
     const model = scripted([
       { text: `{"steps":[{"tool":"fs_read","args":{"path":${nestedText(10_000)}}}],"answer":"done"}` },
     ]);
-    const planner = createPlanner({
-      catalog: world.catalog,
-      invoker: world.invoker,
-      models: { fast: model },
-      reviewer: approveAll,
-      scratchpad: world.scratchpad,
-      workspace: world.workspace,
-      mode: 'online',
-      retry: { sleep: async () => {} },
-    });
-    const result = await planner.runTurn('read the deep file');
+    const result = await loopWith(model, { mode: 'online' }).runTurn('read the deep file');
     expect(result.finalKind).toBe('error');
     expect(result.finalMessage).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
   });
