@@ -14,8 +14,15 @@ function failureOf(error: unknown, file: string): StoreFailure {
   const code = String((error as { code?: unknown })?.code ?? '');
   if (code === 'SQLITE_NOTADB') return 'not_a_database';
   if (code.startsWith('SQLITE_CORRUPT')) return 'corrupt';
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) return 'not_a_file';
-  return 'unopenable';
+  return isFolder(file) ? 'not_a_file' : 'unopenable';
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
 }
 
 /** The error every store throws for a file it cannot use, whatever SQLite or the file system said. */
