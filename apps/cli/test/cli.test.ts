@@ -55,7 +55,7 @@ describe('seed executors', () => {
       await cp(join(repoRoot, 'executors', 'fs_read'), join(copy, 'fs_read'), { recursive: true });
       await writeFile(
         join(copy, 'metnos.toml'),
-        `[workspace]\ntrusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]\n`,
+        `[workspace]\nroot = "workspace"\ntrusted_keys = ["${join(repoRoot, 'keys', 'metnos-release.pub')}"]\n`,
       );
       const path = join(copy, 'fs_read', artefact);
       const bytes = await readFile(path);
