@@ -3,13 +3,13 @@ import { isAbsolute, join, resolve } from 'node:path';
 import {
   createCatalog,
   defaultStateDir,
-  type ProtectedPath,
-  resolveConfigDir,
-  trustPaths,
   findWorkspaceConfig,
   loadTrustedKeys,
   openVerificationCache,
+  type ProtectedPath,
   type PublicKey,
+  resolveConfigDir,
+  trustPaths,
   type WorkspaceConfig,
 } from '@metnos/executor-sdk';
 

@@ -53,8 +53,7 @@ export const AUDIT_RESERVE_BYTES = 1024 * 1024;
 /** The folders of a workspace's audit tree, below `.audit`. */
 export const AUDIT_SUBDIRS = ['executors', 'sandbox'] as const;
 
-const OPEN_APPEND =
-  constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 function currentUid(): number {
   return process.getuid?.() ?? 0;
@@ -66,11 +65,18 @@ async function checkAuditDir(path: string): Promise<void> {
     await mkdir(path, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
-      throw new AuditError(path, `the audit folder ${path} cannot be created: ${(error as Error).message}`, error);
+      throw new AuditError(
+        path,
+        `the audit folder ${path} cannot be created: ${(error as Error).message}`,
+        error,
+      );
   }
   const info = await lstat(path);
   if (info.isSymbolicLink())
-    throw new AuditError(path, `the audit folder ${path} is a symlink; move it aside (metnos doctor --repair)`);
+    throw new AuditError(
+      path,
+      `the audit folder ${path} is a symlink; move it aside (metnos doctor --repair)`,
+    );
   if (!info.isDirectory()) throw new AuditError(path, `the audit folder ${path} is not a folder`);
   if (info.uid !== currentUid())
     throw new AuditError(path, `the audit folder ${path} belongs to uid ${info.uid}, not to this user`);
@@ -90,7 +96,11 @@ export async function ensureAuditTree(workspace: string): Promise<string> {
   try {
     await mkdir(workspace, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new AuditError(workspace, `the workspace ${workspace} cannot be created: ${(error as Error).message}`, error);
+    throw new AuditError(
+      workspace,
+      `the workspace ${workspace} cannot be created: ${(error as Error).message}`,
+      error,
+    );
   }
   const root = join(workspace, '.audit');
   await checkAuditDir(root);
@@ -106,7 +116,9 @@ export async function ensureAuditTree(workspace: string): Promise<string> {
       await handle.sync();
     }
   } catch (error) {
-    const full = (error as NodeJS.ErrnoException).code === 'ENOSPC' || (error as NodeJS.ErrnoException).code === 'EDQUOT';
+    const full =
+      (error as NodeJS.ErrnoException).code === 'ENOSPC' ||
+      (error as NodeJS.ErrnoException).code === 'EDQUOT';
     if (handle && full) await handle.truncate(0).catch(() => undefined);
     throw new AuditError(
       reserve,
@@ -128,7 +140,8 @@ async function openAuditFile(file: string): Promise<FileHandle> {
     handle = await open(file, OPEN_APPEND, 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ELOOP' ? 'it is a symlink' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    const why =
+      code === 'ELOOP' ? 'it is a symlink' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
     throw new AuditError(file, `the audit file ${file} cannot be opened: ${why}`, error);
   }
   try {
@@ -181,7 +194,11 @@ export async function appendAuditLine(file: string, line: string, reserve?: stri
     }
   } catch (error) {
     if (AuditError.isInstance(error)) throw error;
-    throw new AuditError(file, `the audit line could not be written to ${file}: ${(error as Error).message}`, error);
+    throw new AuditError(
+      file,
+      `the audit line could not be written to ${file}: ${(error as Error).message}`,
+      error,
+    );
   } finally {
     await handle.close();
   }

@@ -294,7 +294,11 @@ export function createCatalog(settings: CatalogSettings) {
     for (const [key, record] of Object.entries((await store()).all())) {
       const at = key.lastIndexOf('@');
       if (at <= 0) continue;
-      note(key.slice(0, at), key.slice(at + 1), record.state !== 'quarantined' && record.state !== 'archived');
+      note(
+        key.slice(0, at),
+        key.slice(at + 1),
+        record.state !== 'quarantined' && record.state !== 'archived',
+      );
     }
     for (const [name, entry] of Object.entries(rebuilt.executors)) seenWithoutLedger.set(name, entry.highest);
     return rebuilt;

@@ -166,6 +166,8 @@ export class AuditError extends MetnosError {
   }
 
   static override isInstance(error: unknown): error is AuditError {
-    return MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[auditMarker] === true;
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[auditMarker] === true
+    );
   }
 }

@@ -29,8 +29,8 @@ export {
 } from './context.ts';
 export { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 export {
-  KeyError,
   AuditError,
+  KeyError,
   LifecycleError,
   ManifestError,
   MetnosError,
@@ -71,8 +71,8 @@ export {
 export { compareVersions, type Manifest, manifestSchema, parseManifest } from './manifest.ts';
 export {
   canonicalProfile,
-  type DeclaredProfile,
   DEFAULT_MAX_WRITE_BYTES,
+  type DeclaredProfile,
   declaredProfileSchema,
   ISOLATION_TIERS,
   type IsolationTier,
@@ -82,8 +82,8 @@ export {
 export {
   type ExecutorResult,
   failure,
-  type IsolationRecord,
   HOST_ONLY_ERROR_CLASSES,
+  type IsolationRecord,
   RUNTIME_ERROR_CLASSES,
   type RuntimeErrorClass,
 } from './result.ts';
@@ -114,8 +114,8 @@ export {
   verifyStatementAsync,
 } from './signature.ts';
 export {
-  createTrustStore,
   assertTrustOutsideWorkspace,
+  createTrustStore,
   findWorkspaceConfig,
   loadTrustedKeys,
   trustPaths,
@@ -123,11 +123,11 @@ export {
   workspaceConfigSchema,
 } from './trust.ts';
 export {
+  loadLocalSecret,
   openVerificationCache,
   type VerificationCache,
   type VerificationCacheSettings,
   type VerifiedSet,
-  loadLocalSecret,
 } from './verification-cache.ts';
 export {
   artefactStamps,

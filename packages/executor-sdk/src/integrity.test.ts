@@ -9,10 +9,10 @@ import { KeyError, ManifestError } from './errors.ts';
 import { createInvoker } from './invoke.ts';
 import { generateSigningKey, serializePublicKey } from './keys.ts';
 import { parseManifest } from './manifest.ts';
-import { scaffoldManifest } from './scaffold.ts';
 import { createProcessRunner, type ExecutorRunner } from './runner.ts';
-import { assertTrustOutsideWorkspace, findWorkspaceConfig, loadTrustedKeys } from './trust.ts';
+import { scaffoldManifest } from './scaffold.ts';
 import { writeSignedExecutor } from './test/index.ts';
+import { assertTrustOutsideWorkspace, findWorkspaceConfig, loadTrustedKeys } from './trust.ts';
 
 const temp = useTempDirs('metnos-integrity-');
 

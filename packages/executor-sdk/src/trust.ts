@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import type { ProtectedPath } from './context.ts';
@@ -134,8 +135,18 @@ export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfi
   }
 }
 
+/** Where `path` really leads: symlinks followed, a missing tail kept as written under its real parent. */
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(realOf(parent), basename(path));
+  }
+}
+
 function within(path: string, root: string): boolean {
-  const relation = relative(root, path);
+  const relation = relative(realOf(resolve(root)), realOf(resolve(path)));
   return relation === '' || (!relation.startsWith('..') && !isAbsolute(relation));
 }
 
@@ -150,7 +161,8 @@ function within(path: string, root: string): boolean {
 export function assertTrustOutsideWorkspace(config: WorkspaceConfig): void {
   if (config.trustedKeyFiles.length === 0) return;
   const file = join(config.configDir, 'metnos.toml');
-  const inside = [file, ...config.trustedKeyFiles].find((path) => within(resolve(path), resolve(config.root)));
+  // compared as real paths: a root that is a symlink to the toml's own folder is that folder
+  const inside = [file, ...config.trustedKeyFiles].find((path) => within(path, config.root));
   if (inside) {
     throw new KeyError(
       `${file} lists trusted keys, but ${inside} lies inside its workspace ${config.root}, where executors may write; ` +

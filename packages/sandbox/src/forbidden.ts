@@ -101,8 +101,6 @@ export interface ForbiddenSet {
   calls?: { root: string; own: string };
 }
 
-
-
 /**
  * Builds the forbidden set for `homes` (the user's and root's) and the call's
  * workspace, with both the written and the real form of every path.

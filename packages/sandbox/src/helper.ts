@@ -121,7 +121,8 @@ export function checkHelper(path: string, digest: string): string | undefined {
     if ((info.mode & 0o022) !== 0) return `the sandbox helper ${path} is writable by other users`;
     if (info.nlink !== 1) return `the sandbox helper ${path} has ${info.nlink} links`;
     const actual = createHash('sha256').update(readFileSync(fd)).digest('hex');
-    if (actual !== digest) return `the sandbox helper ${path} is not the binary Metnos built (its content changed)`;
+    if (actual !== digest)
+      return `the sandbox helper ${path} is not the binary Metnos built (its content changed)`;
     return undefined;
   } catch (error) {
     return `the sandbox helper ${path} cannot be checked: ${(error as Error).message}`;
@@ -198,14 +199,19 @@ export function ensureHelper(cacheDir: string, settings: { configDir?: string } 
     try {
       const bytes = readFileSync(target);
       const seal = readFileSync(sealFile, 'utf8').trim();
-      if (typeof secret !== 'string' && sameHex(seal, sealOf(secret, bytes)) && lstatSync(target).nlink === 1) {
+      if (
+        typeof secret !== 'string' &&
+        sameHex(seal, sealOf(secret, bytes)) &&
+        lstatSync(target).nlink === 1
+      ) {
         const digest = createHash('sha256').update(bytes).digest('hex');
         return { ok: true, path: target, compiled: false, digest, trust: 'sealed by this machine' };
       }
     } catch {
       // no seal, or unreadable: built again below
     }
-    rebuilt = typeof secret === 'string' ? '' : ' (the cached binary did not match its seal, so it was rebuilt)';
+    rebuilt =
+      typeof secret === 'string' ? '' : ' (the cached binary did not match its seal, so it was rebuilt)';
   }
   // Without a usable secret no seal can be trusted: every process builds its own copy.
   const place = typeof secret === 'string' ? `${target}-${process.pid}-${Date.now()}` : target;
@@ -229,7 +235,8 @@ export function ensureHelper(cacheDir: string, settings: { configDir?: string } 
   chmodSync(partial, 0o700);
   const bytes = readFileSync(partial);
   const digest = createHash('sha256').update(bytes).digest('hex');
-  if (typeof secret !== 'string') writeFileSync(`${partial}.seal`, `${sealOf(secret, bytes)}\n`, { mode: 0o600 });
+  if (typeof secret !== 'string')
+    writeFileSync(`${partial}.seal`, `${sealOf(secret, bytes)}\n`, { mode: 0o600 });
   rmSync(place, { force: true });
   renameSync(partial, place);
   if (typeof secret !== 'string') renameSync(`${partial}.seal`, sealFile);

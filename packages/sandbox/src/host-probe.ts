@@ -138,7 +138,10 @@ export function probeHost(settings: ProbeSettings = {}): HostReport {
     ? ensureHelper(settings.helperCacheDir ?? defaultHelperCacheDir(), { configDir: settings.configDir })
     : ({ ok: false, problem: 'Linux only', fix: 'run Metnos executors on Linux' } as const);
   layers.helper = helper.ok
-    ? { available: true, detail: `${helper.path} (sha256 ${helper.digest.slice(0, 16)}…, ${helper.trust}; checked before every call)` }
+    ? {
+        available: true,
+        detail: `${helper.path} (sha256 ${helper.digest.slice(0, 16)}…, ${helper.trust}; checked before every call)`,
+      }
     : { available: false, detail: helper.problem, fix: helper.fix };
   layers.rlimits = layers.helper.available
     ? {

@@ -19,8 +19,6 @@ export {
   HELPER_SOURCE,
   type HelperStatus,
 } from './helper.ts';
-export { metnosOwnPaths } from './protected.ts';
-export { meterWrites, treeWrites } from './write-meter.ts';
 export {
   type DoctorFinding,
   type DoctorReport,
@@ -41,6 +39,7 @@ export {
   resolveProfile,
   textKeysOf,
 } from './policy.ts';
+export { metnosOwnPaths } from './protected.ts';
 export { type ResolvedPath, resolveReal } from './resolve-path.ts';
 export {
   createSandboxRunner,
@@ -48,3 +47,4 @@ export {
   type SandboxRunner,
   type SandboxRunnerSettings,
 } from './runner.ts';
+export { meterWrites, treeWrites } from './write-meter.ts';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ExpandedProfile } from '@metnos/executor-sdk';
+import { type ExpandedProfile, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import { type DomainRule, domainAllowed, parseDomainRule } from './domains.ts';
 import { type ForbiddenSet, forbiddenInside, forbiddenTreeOf, SYSTEM_FORBIDDEN } from './forbidden.ts';
 import { isWithin, resolveReal } from './resolve-path.ts';
@@ -18,7 +18,8 @@ export type PolicyRule =
   | 'profile-too-broad'
   | 'profile-bad-domain'
   | 'profile-bad-exec'
-  | 'path-changed';
+  | 'path-changed'
+  | 'argument-too-deep';
 
 /** A refusal before any process starts: data for the caller and the audit line. */
 export interface PolicyViolation {
@@ -96,7 +97,8 @@ export function resolveProfile(
 ): ResolvedProfile | PolicyViolation {
   const broad = new Map<string, string>([['/', 'the whole filesystem']]);
   if (places.home) broad.set(resolveReal(places.home).real, 'the whole home folder');
-  if (places.tmpRoot) broad.set(resolveReal(places.tmpRoot).real, 'the shared temp folder (every call has its own $TMP)');
+  if (places.tmpRoot)
+    broad.set(resolveReal(places.tmpRoot).real, 'the shared temp folder (every call has its own $TMP)');
   const resolveList = (entries: readonly string[], write: boolean): string[] | PolicyViolation => {
     const out: string[] = [];
     for (const entry of entries) {
@@ -118,7 +120,11 @@ export function resolveProfile(
       }
       if (write) {
         const whole = broad.get(real);
-        const inside = forbiddenInside(real, forbidden, forbidden.audit);
+        // The workspace's own `.audit` is the one tree a grant may contain, and only a grant on the
+        // workspace itself: that is a mount point inside, while a grant on a folder above it could
+        // move the workspace, audit history included, aside and put a forged one in its place.
+        const ownAudit = forbidden.audit.filter((path) => posix.dirname(path) === real);
+        const inside = forbiddenInside(real, forbidden, ownAudit);
         if (whole || inside) {
           const why = !inside
             ? undefined
@@ -331,7 +337,15 @@ export function checkArguments(args: unknown, context: ArgumentCheckContext): Po
     key: string | undefined,
     depth: number,
   ): PolicyViolation | undefined => {
-    if (depth > 32) return undefined;
+    if (depth > MAX_JSON_DEPTH) {
+      // never skipped: a path nested where the walk stops would reach the process unchecked
+      return {
+        rule: 'argument-too-deep',
+        where: cut(pointer),
+        value: '',
+        message: `${cut(pointer)}: arguments nest deeper than ${MAX_JSON_DEPTH} levels; the paths in them cannot be checked`,
+      };
+    }
     if (typeof value === 'string') {
       if (URL_PATTERN.test(value)) return checkUrl(value, pointer || '/', context);
       const pathKey = key !== undefined && PATH_KEYS.has(key.toLowerCase());

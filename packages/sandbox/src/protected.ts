@@ -11,6 +11,9 @@ function real(path: string): string {
   }
 }
 
+/** System binaries and libraries, among them those that run outside the sandbox. */
+const SYSTEM_SOFTWARE = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
 /** Where a package's code sits: its `node_modules` tree, or the monorepo's code folders. */
 function installTrees(packageRoot: string): ProtectedPath[] {
   const found: ProtectedPath[] = [{ path: packageRoot, why: "Metnos's own code" }];
@@ -23,7 +26,7 @@ function installTrees(packageRoot: string): ProtectedPath[] {
       break;
     }
   }
-  if (outermost) found.push({ path: outermost, why: "the packages Metnos runs from" });
+  if (outermost) found.push({ path: outermost, why: 'the packages Metnos runs from' });
   return found;
 }
 
@@ -31,7 +34,8 @@ function installTrees(packageRoot: string): ProtectedPath[] {
  * The host paths that make up Metnos itself and that no executor may write,
  * whatever its profile: the SDK and sandbox code (and the `node_modules` or
  * monorepo folders around them), the Node runtime, the sandbox helper's
- * folder, and the user's Metnos state and data folders (ledgers, memory). The
+ * folder, bwrap, the system software trees (`/usr`, `/bin`, `/lib` …), and the
+ * user's Metnos state and data folders (ledgers, memory). The
  * config dir (keys, trust list) is not here: it is masked entirely.
  *
  * @example
@@ -41,6 +45,8 @@ export function metnosOwnPaths(places: {
   home: string;
   helperPath?: string;
   nodePath: string;
+  /** What runs outside or around the sandbox beside Node: `bwrap`, Node's shared libraries. */
+  outside?: ReadonlyArray<string | undefined>;
 }): ProtectedPath[] {
   const paths: ProtectedPath[] = [
     ...installTrees(real(dirname(RUNTIME_DIR))),
@@ -53,6 +59,15 @@ export function metnosOwnPaths(places: {
     why: 'the Node runtime that runs Metnos',
   });
   if (places.helperPath) paths.push({ path: dirname(places.helperPath), why: 'the sandbox helper' });
+  // bwrap and gcc run outside the sandbox, and a new runner looks them up again: a grant on the
+  // system software trees could put its own in their place before the next start
+  for (const path of places.outside ?? [])
+    if (path) paths.push({ path: real(path), why: 'software Metnos runs outside the sandbox' });
+  for (const path of SYSTEM_SOFTWARE)
+    paths.push({
+      path,
+      why: 'system software (bwrap, gcc and the libraries Metnos runs outside the sandbox)',
+    });
   const state = process.env.XDG_STATE_HOME || join(places.home, '.local', 'state');
   const data = process.env.XDG_DATA_HOME || join(places.home, '.local', 'share');
   paths.push({ path: join(state, 'metnos'), why: "Metnos's version ledgers and lifecycle state" });

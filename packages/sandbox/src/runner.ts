@@ -8,9 +8,9 @@ import {
   type ChildReport,
   contractSchema,
   DEFAULT_MAX_WRITE_BYTES,
-  ensureAuditTree,
   type ExecutorResult,
   type ExecutorRunner,
+  ensureAuditTree,
   exitKind,
   expandProfile,
   failure,
@@ -311,10 +311,14 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       await mkdir(resolve(context.workspace), { recursive: true, mode: 0o700 });
       workspace = await realpath(resolve(context.workspace));
     } catch (error) {
-      return refusal('PolicyViolation', `the workspace ${context.workspace} cannot be used: ${(error as Error).message}`, {
-        tier,
-        layers: [],
-      });
+      return refusal(
+        'PolicyViolation',
+        `the workspace ${context.workspace} cannot be used: ${(error as Error).message}`,
+        {
+          tier,
+          layers: [],
+        },
+      );
     }
     // Fail closed: the audit tree exists (and is masked) before the first executor runs.
     try {
@@ -345,7 +349,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       if (!info.isDirectory() || info.uid !== (process.getuid?.() ?? 0) || (info.mode & 0o077) !== 0)
         throw new Error('it is not a private folder of this user');
     } catch (error) {
-      return refuse(request, 'IsolationUnavailable', `${callsRoot} cannot hold private temp folders: ${(error as Error).message}`);
+      return refuse(
+        request,
+        'IsolationUnavailable',
+        `${callsRoot} cannot hold private temp folders: ${(error as Error).message}`,
+      );
     }
     // named now (the profile's $TMP expands to it), created only once the call passes the policy check
     const tmpDir = join(callsRoot, `call-${randomUUID()}`);

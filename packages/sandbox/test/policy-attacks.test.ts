@@ -99,8 +99,7 @@ describe('policy-time refusals (no process starts)', () => {
     expectRefused({ name: '../../../../../../root/.ssh/id_rsa' }, 'forbidden-path'));
   it('refuses a relative climb under a path key', () =>
     expectRefused({ file: '../../../../../../etc/shadow' }, 'forbidden-path'));
-  it('refuses a hardlink to a secret file', () =>
-    expectRefused({ path: 'innocent.txt' }, 'hardlink'));
+  it('refuses a hardlink to a secret file', () => expectRefused({ path: 'innocent.txt' }, 'hardlink'));
   it("refuses the workspace's audit ledger", () =>
     expectRefused({ path: '.audit/executors/2026-01-01.jsonl' }, 'forbidden-path'));
   it('refuses /etc/passwd (the walk-through case)', () =>

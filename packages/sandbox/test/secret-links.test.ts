@@ -8,7 +8,7 @@ import { createLab, observingCode } from './fixtures.ts';
 // A hardlink is a second name for the same bytes: no rule that walks folders can find every one.
 // These cases check the two rules that need no walk.
 describe('second names of secrets', () => {
-  it("refuses every call while a Metnos secret has a second name, even one the executor never names", async () => {
+  it('refuses every call while a Metnos secret has a second name, even one the executor never names', async () => {
     const lab = await createLab('metnos-links-');
     const configDir = join(lab.root, 'config');
     await mkdir(join(configDir, 'keys'), { recursive: true });
@@ -18,7 +18,9 @@ describe('second names of secrets', () => {
     const reader = await lab.executor(
       'reader',
       {
-        code: observingCode(`out.all = await attempt(() => fs.readdirSync(ctx.workspace).map((name) => fs.readFileSync(ctx.workspace + '/' + name, 'utf8')).join('|'));`),
+        code: observingCode(
+          `out.all = await attempt(() => fs.readdirSync(ctx.workspace).map((name) => fs.readFileSync(ctx.workspace + '/' + name, 'utf8')).join('|'));`,
+        ),
         profile: { read: ['$WORKSPACE'] },
       },
       runner,
@@ -47,7 +49,9 @@ describe('second names of secrets', () => {
       const reader = await lab.executor(
         'reader',
         {
-          code: observingCode(`out.text = await attempt(() => fs.readFileSync(ctx.workspace + '/' + args.path, 'utf8'));`),
+          code: observingCode(
+            `out.text = await attempt(() => fs.readFileSync(ctx.workspace + '/' + args.path, 'utf8'));`,
+          ),
           profile: { read: ['$WORKSPACE'] },
           schema: {
             definitions: {
@@ -59,7 +63,11 @@ describe('second names of secrets', () => {
         runner,
       );
       const result = await reader.invoke({ path: relative }, { workspace });
-      expect(result).toMatchObject({ ok: false, error: { class: 'PolicyViolation' }, metadata: { rule: 'hardlink' } });
+      expect(result).toMatchObject({
+        ok: false,
+        error: { class: 'PolicyViolation' },
+        metadata: { rule: 'hardlink' },
+      });
       expect(JSON.stringify(result)).not.toContain('TOKEN-VALUE');
     }, 30_000);
   }

@@ -357,9 +357,11 @@ describe('what decides trust may be read, never changed', () => {
 
   it('lets a read-only call read them', () => {
     expect(check({ path: '/srv/metnos/metnos.toml' }, EXECUTORS.fs_read, where)).toEqual({ ok: true });
-    expect(check({ path: '~/.local/state/metnos/catalogs/x/ledger.json' }, EXECUTORS.fs_read, where)).toEqual({
-      ok: true,
-    });
+    expect(check({ path: '~/.local/state/metnos/catalogs/x/ledger.json' }, EXECUTORS.fs_read, where)).toEqual(
+      {
+        ok: true,
+      },
+    );
   });
 
   it('does not refuse a side-effecting call elsewhere in the workspace', () => {

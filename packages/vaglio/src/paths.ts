@@ -115,8 +115,7 @@ export function protectedRules(context: {
   return paths.map(({ label, root }) => ({
     label,
     // the path itself, anything in it, or a folder above it (but not / or the home itself)
-    matches: (path) =>
-      isWithin(path, root) || (path !== '/' && path !== home && isWithin(root, path)),
+    matches: (path) => isWithin(path, root) || (path !== '/' && path !== home && isWithin(root, path)),
     samples: [root],
   }));
 }

@@ -19,7 +19,11 @@ async function auditFindings(workspace: string): Promise<IntegrityFinding[]> {
   for (const path of [root, ...AUDIT_SUBDIRS.map((sub) => join(root, sub))]) {
     const info = await lstat(path).catch(() => undefined);
     if (!info) {
-      findings.push({ check: 'audit', ok: true, detail: `${path} not created yet (made before the first call)` });
+      findings.push({
+        check: 'audit',
+        ok: true,
+        detail: `${path} not created yet (made before the first call)`,
+      });
     } else if (info.isSymbolicLink() || !info.isDirectory() || info.uid !== uid) {
       findings.push({
         check: 'audit',
@@ -56,8 +60,17 @@ export async function integrityFindings(place: CliPlace): Promise<IntegrityFindi
     const problem = sandbox.checkHelper(helperPath, helperDigest);
     findings.push(
       problem
-        ? { check: 'helper', ok: false, detail: problem, fix: `remove ${helperPath} and run metnos doctor again` }
-        : { check: 'helper', ok: true, detail: `${helperPath}: digest, owner, mode and parent folders check out` },
+        ? {
+            check: 'helper',
+            ok: false,
+            detail: problem,
+            fix: `remove ${helperPath} and run metnos doctor again`,
+          }
+        : {
+            check: 'helper',
+            ok: true,
+            detail: `${helperPath}: digest, owner, mode and parent folders check out`,
+          },
     );
   }
   findings.push(...(await auditFindings(place.workspace)));
@@ -79,7 +92,11 @@ export async function integrityFindings(place: CliPlace): Promise<IntegrityFindi
       );
     }
   } catch (error) {
-    findings.push({ check: 'profile', ok: false, detail: `the catalog could not be read: ${(error as Error).message}` });
+    findings.push({
+      check: 'profile',
+      ok: false,
+      detail: `the catalog could not be read: ${(error as Error).message}`,
+    });
   }
   return findings;
 }
@@ -94,6 +111,8 @@ export function formatIntegrity(findings: readonly IntegrityFinding[]): string {
     if (!finding.ok && finding.fix) lines.push(`       fix: ${finding.fix}`);
   }
   const profiles = findings.filter((finding) => finding.check === 'profile').length;
-  lines.push(`  ${refusedProfiles === 0 ? 'ok ' : 'no '} profiles ${profiles - refusedProfiles} of ${profiles} accepted by the current rules`);
+  lines.push(
+    `  ${refusedProfiles === 0 ? 'ok ' : 'no '} profiles ${profiles - refusedProfiles} of ${profiles} accepted by the current rules`,
+  );
   return lines.join('\n');
 }
