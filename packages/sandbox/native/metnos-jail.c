@@ -292,6 +292,10 @@ static void apply_seccomp(int allow_unix) {
   }
   /* clone3 passes its flags in memory the filter cannot read: make libc fall back to clone. */
   if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0) die_message("seccomp clone3 rule");
+  /* fallocate reserves disk space without writing a byte, past the host's write meter; with
+     EOPNOTSUPP, libc's posix_fallocate falls back to writing zeros, which the meter counts. */
+  if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(fallocate), 0) != 0)
+    die_message("seccomp fallocate rule");
   /* loopback TCP to the relay; unix sockets only for the relay itself; socketpair(AF_UNIX) for child stdio */
   const int socket_families[] = {AF_INET, AF_INET6, AF_UNIX};
   limit_families(filter, SCMP_SYS(socket), socket_families, allow_unix ? 3 : 2);
