@@ -58,8 +58,10 @@ export async function resolvePlace(options: {
  * What no executor may write for this place: its `metnos.toml`, the keys it
  * trusts, its executors folder, and the user's config dir (trust list, keys).
  */
-export function placeProtection(place: CliPlace): ProtectedPath[] {
+export function placeProtection(place: CliPlace, dataDir?: string): ProtectedPath[] {
   return [
+    // the memory stores, logs and approvals: an executor that wrote them could approve its own calls
+    ...(dataDir ? [{ path: dataDir, why: "Metnos's memory, logs and approvals" }] : []),
     ...trustPaths(place.config),
     { path: place.executors, why: 'the executors folder Metnos loads' },
     { path: resolveConfigDir(place.configDir), why: "the user's Metnos keys and trust list" },

@@ -188,3 +188,24 @@ describe('trust comes only from places executors cannot write', () => {
     await expect(loadTrustedKeys(dir, { configDir: await temp.make('cfg-') })).rejects.toThrow(KeyError);
   });
 });
+
+describe('a metnos.toml an executor could have written is not read', () => {
+  it('refuses a metnos.toml inside the workspace of one further up', async () => {
+    const place = await temp.make('place-');
+    await mkdir(join(place, 'ws', 'sub'), { recursive: true });
+    await writeFile(join(place, 'metnos.toml'), '[workspace]\nroot = "ws"\n');
+    const key = await generateSigningKey();
+    await writeFile(join(place, 'ws', 'sub', 'k.pub'), serializePublicKey(key));
+    // what an executor with write on the workspace could plant: other executors, its own key
+    await writeFile(
+      join(place, 'ws', 'sub', 'metnos.toml'),
+      '[workspace]\nroot = "/nonexistent-elsewhere"\nexecutors = "evil"\ntrusted_keys = ["k.pub"]\n',
+    );
+    await expect(findWorkspaceConfig(join(place, 'ws', 'sub'))).rejects.toThrow(/inside the workspace/);
+    await expect(loadTrustedKeys(join(place, 'ws', 'sub'), { configDir: await temp.make('cfg-') })).rejects.toThrow(
+      KeyError,
+    );
+    // the outer one itself is fine
+    expect((await findWorkspaceConfig(place))?.root).toBe(join(place, 'ws'));
+  });
+});

@@ -121,6 +121,7 @@ export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfi
         throw new ManifestError({ file, field: issue.path.join('.'), expected: issue.message });
       }
       const at = (path: string) => (isAbsolute(path) ? path : join(dir, path));
+      await assertNotInsideAnotherWorkspace(file);
       return {
         configDir: dir,
         root: at(parsed.data.workspace.root),
@@ -132,6 +133,35 @@ export async function findWorkspaceConfig(start: string): Promise<WorkspaceConfi
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
+  }
+}
+
+/**
+ * A `metnos.toml` that lies inside the workspace of a `metnos.toml` further up
+ * could have been written by an executor of that workspace, so it is not read:
+ * it could name other executors or other keys. Throws {@link KeyError}.
+ */
+async function assertNotInsideAnotherWorkspace(file: string): Promise<void> {
+  const own = dirname(file);
+  for (let dir = dirname(own); ; dir = dirname(dir)) {
+    const outer = join(dir, 'metnos.toml');
+    let root: string | undefined;
+    try {
+      const parsed = workspaceConfigSchema.safeParse(parseToml(await readFile(outer, 'utf8')));
+      if (parsed.success) {
+        const written = parsed.data.workspace.root;
+        root = isAbsolute(written) ? written : join(dir, written);
+      }
+    } catch {
+      root = undefined; // none there, or not one Metnos could read: it names no workspace
+    }
+    if (root !== undefined && within(own, root)) {
+      throw new KeyError(
+        `${file} lies inside the workspace ${root} of ${outer}, where executors may write, so Metnos does not read it; ` +
+          'move it out of that workspace or remove it',
+      );
+    }
+    if (dirname(dir) === dir) return;
   }
 }
 

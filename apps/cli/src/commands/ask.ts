@@ -91,7 +91,7 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
         catalog,
         runner,
         audit: createAuditLog({ workspace: place.workspace }),
-        protect: placeProtection(place),
+        protect: placeProtection(place, data),
       });
       const models = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
       const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
@@ -99,7 +99,7 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
         threshold: config.vaglio?.threshold,
         log: { dir: join(data, 'vaglio') },
         approvals,
-        protect: placeProtection(place).map((entry) => entry.path),
+        protect: placeProtection(place, data).map((entry) => entry.path),
       });
       return { catalog, invoker, models, vaglio };
     },
