@@ -50,6 +50,7 @@
 #include <sys/wait.h>
 #include <arpa/inet.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWTIME
@@ -548,6 +549,109 @@ static void pin_all(void) {
     if (pins[i].noexec) pin_path(&pins[i]);
 }
 
+/* ---- write quota: the outer helper stays as the sandbox's parent and meters what it writes ---- */
+
+static unsigned long long write_quota = 0;
+static int quota_final = 0;
+
+/* Bytes a process (and the children it reaped) asked to write: the "wchar" line of /proc/PID/io. */
+static unsigned long long wchar_of(const char *io_path) {
+  char text[1024];
+  int fd = open(io_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t length = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (length <= 0) return 0;
+  text[length] = '\0';
+  const char *line = strstr(text, "wchar:");
+  return line ? strtoull(line + 6, NULL, 10) : 0;
+}
+
+/* The live tree under root, its egress relay (running this very binary) left out: what the relay
+   writes is what the executor downloads. */
+static unsigned long long tree_wchar(pid_t root, dev_t self_dev, ino_t self_ino) {
+  static pid_t stack[4096];
+  int depth = 0;
+  unsigned long long total = 0;
+  stack[depth++] = root;
+  while (depth > 0) {
+    pid_t pid = stack[--depth];
+    char path[64];
+    struct stat exe;
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    if (pid != root && stat(path, &exe) == 0 && exe.st_dev == self_dev && exe.st_ino == self_ino) continue;
+    snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+    total += wchar_of(path);
+    char task_dir[64];
+    snprintf(task_dir, sizeof(task_dir), "/proc/%d/task", (int)pid);
+    /* children of the main thread (Node's helpers threads do not fork) */
+    char children_path[96];
+    snprintf(children_path, sizeof(children_path), "%s/%d/children", task_dir, (int)pid);
+    int fd = open(children_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char list[4096];
+    ssize_t length = read(fd, list, sizeof(list) - 1);
+    close(fd);
+    if (length <= 0) continue;
+    list[length] = '\0';
+    for (char *cursor = list; *cursor != '\0';) {
+      char *end = NULL;
+      long child = strtol(cursor, &end, 10);
+      if (end == cursor) break;
+      if (child > 0 && depth < 4096) stack[depth++] = (pid_t)child;
+      cursor = end;
+    }
+  }
+  return total;
+}
+
+static void quota_exceeded(unsigned long long total) {
+  dprintf(2, "metnos-jail: write quota exceeded: %llu bytes written, %llu allowed\n", total, write_quota);
+  _exit(124);
+}
+
+/* Runs the command as a child and meters it every 5 ms; past the quota the child (bwrap, whose
+   sandbox dies with it) is killed. At the end, with --write-quota-final, the exact total of the
+   whole reaped tree is checked too. Exits as the child did. Never returns. */
+static void supervise(char **command) {
+  struct stat self;
+  if (stat("/proc/self/exe", &self) != 0) die("stat /proc/self/exe");
+  unsigned long long before = wchar_of("/proc/self/io");
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    execv(command[0], command);
+    die("exec");
+  }
+  const struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+  for (;;) {
+    int status = 0;
+    pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) {
+      /* every process of the tree has been reaped into this one's counters by now */
+      unsigned long long total = wchar_of("/proc/self/io") - before;
+      if (quota_final && total > write_quota) quota_exceeded(total);
+      if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+      int sig = WTERMSIG(status);
+      signal(sig, SIG_DFL);
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, sig);
+      sigprocmask(SIG_UNBLOCK, &set, NULL);
+      kill(getpid(), sig);
+      _exit(128 + sig);
+    }
+    if (done < 0 && errno != EINTR) die("waitpid");
+    unsigned long long total = tree_wchar(child, self.st_dev, self.st_ino);
+    if (total > write_quota) {
+      kill(child, SIGKILL);
+      waitpid(child, NULL, 0);
+      quota_exceeded(total);
+    }
+    nanosleep(&pause, NULL);
+  }
+}
+
 static void join_cgroup(const char *procs_file) {
   int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
   if (fd < 0) die("open cgroup.procs");
@@ -602,6 +706,8 @@ int main(int argc, char **argv) {
       use_landlock = 1;
     } else if (strcmp(arg, "--seccomp") == 0) {
       use_seccomp = 1;
+    } else if (strcmp(arg, "--write-quota-final") == 0) {
+      quota_final = 1;
     } else if (strcmp(arg, "--allow-unix") == 0) {
       allow_unix = 1;
     } else if (value == NULL) {
@@ -633,6 +739,10 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--forward") == 0) {
       forward = value;
       index++;
+    } else if (strcmp(arg, "--write-quota") == 0) {
+      write_quota = strtoull(value, NULL, 10);
+      if (write_quota == 0) die_message("--write-quota expects a positive byte count");
+      index++;
     } else {
       dprintf(2, "metnos-jail: unknown option %s\n", arg);
       return 125;
@@ -641,6 +751,7 @@ int main(int argc, char **argv) {
   if (index >= argc) die_message("no command after --");
   for (int i = 0; i < cgroup_file_count; i++) join_cgroup(cgroup_files[i]);
   pin_all();
+  if (write_quota > 0) supervise(&argv[index]);
   if (forward != NULL) start_forwarder(forward);
   if (use_landlock) apply_landlock();
   if (use_seccomp) apply_seccomp(allow_unix);

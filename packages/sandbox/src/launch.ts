@@ -33,6 +33,8 @@ export interface LaunchInput {
   cgroupProcs?: string[];
   limits: { processes: number; openFiles: number; fileBytes: number };
   binarySearchPath: readonly string[];
+  /** Bytes the call may write in all; the outer helper meters the tree (standard and full). */
+  writeBytes?: number;
 }
 
 /** The command to spawn and what it applies. */
@@ -270,6 +272,13 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     );
   }
   if (input.network === 'allowlist' && !input.proxySocket) notes.push('network: none reachable (no proxy)');
+  if (input.writeBytes) {
+    // The outer helper stays as bwrap's parent and meters the tree every 5 ms; without a relay
+    // (no downloads to tell apart) it also checks the exact total of the reaped tree at the end.
+    outer.push('--write-quota', String(input.writeBytes));
+    if (!input.proxySocket) outer.push('--write-quota-final');
+    layers.push('write-quota');
+  }
   // the helper runs twice: outside bwrap to join cgroups and pin the bind sources, inside to restrict itself
   const args = [...outer, '--', host.bwrapPath!, ...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
   return { command: helper, args, env: { PATH: '/usr/bin:/bin' }, cwd: input.tmpDir, layers, notes };

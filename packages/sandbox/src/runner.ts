@@ -162,6 +162,15 @@ function secondNames(configDir: string): string | undefined {
 /** Turns kernel-limit deaths into `ResourceLimit` with the limit named. */
 function classify(report: ChildReport, cgroup: CallCgroup | undefined, memoryMb: number): ExecutorResult {
   const result = report.result;
+  // the outer helper's write meter: its verdict stands even over a result the executor wrote first
+  const quota = /metnos-jail: write quota exceeded: (\d+) bytes written, (\d+) allowed/.exec(report.stderr);
+  if (quota && report.exitCode === 124) {
+    return failure(
+      'ResourceLimit',
+      `the executor wrote ${quota[1]} bytes, more than its ${quota[2]} bytes (max_write_bytes), and was stopped`,
+      { isolation: result.isolation },
+    );
+  }
   if (result.ok || result.error.class !== 'Crashed') return result;
   const isolation = result.isolation;
   const evidence = `${report.stderr}\n${result.error.message}`;
@@ -431,6 +440,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         cgroupProcs: cgroup?.procsFiles,
         limits: { ...limits, fileBytes: Math.min(limits.fileBytes, writeBytes) },
         binarySearchPath,
+        writeBytes,
       });
       // runChild keeps this record by reference, so the proxy's refusals added below reach the result
       const notes = [...plan.notes];

@@ -24,14 +24,17 @@ describe('unprivileged pass', () => {
           'test/policy-attacks.test.ts',
           'test/runtime-attacks.test.ts',
           'test/exec-attacks.test.ts',
+          'test/host-attacks.test.ts',
+          'test/secret-links.test.ts',
+          'test/write-quota.test.ts',
           '--reporter=dot',
         ],
-        { encoding: 'utf8', timeout: 170_000 },
+        { encoding: 'utf8', timeout: 400_000 },
       );
       const output = `${run.stdout}\n${run.stderr}`;
       expect(run.status, output.slice(-4000)).toBe(0);
       expect(output).toMatch(/Tests\s+.*\d+ passed/);
     },
-    180_000,
+    420_000,
   );
 });
