@@ -202,9 +202,9 @@ describe('a metnos.toml an executor could have written is not read', () => {
       '[workspace]\nroot = "/nonexistent-elsewhere"\nexecutors = "evil"\ntrusted_keys = ["k.pub"]\n',
     );
     await expect(findWorkspaceConfig(join(place, 'ws', 'sub'))).rejects.toThrow(/inside the workspace/);
-    await expect(loadTrustedKeys(join(place, 'ws', 'sub'), { configDir: await temp.make('cfg-') })).rejects.toThrow(
-      KeyError,
-    );
+    await expect(
+      loadTrustedKeys(join(place, 'ws', 'sub'), { configDir: await temp.make('cfg-') }),
+    ).rejects.toThrow(KeyError);
     // the outer one itself is fine
     expect((await findWorkspaceConfig(place))?.root).toBe(join(place, 'ws'));
   });
