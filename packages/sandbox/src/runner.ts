@@ -254,6 +254,17 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
   };
   const binarySearchPath = settings.binarySearchPath ?? ['/usr/local/bin', '/usr/bin', '/bin'];
 
+  /** The forbidden and protected set of one call: its workspace, its own $TMP, what it brings. */
+  function callForbidden(workspace: string, tmpDir: string, protect: readonly ProtectedPath[] = []) {
+    return forbiddenSet({
+      homes,
+      workspace,
+      secrets: [configDir],
+      protect: [...ownPaths, ...protect],
+      calls: { root: callsRoot, own: tmpDir },
+    });
+  }
+
   async function refuse(
     request: RunRequest,
     errorClass: 'PolicyViolation' | 'IsolationUnavailable',
@@ -366,13 +377,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     // named now (the profile's $TMP expands to it), created only once the call passes the policy check
     const tmpDir = join(callsRoot, `call-${randomUUID()}`);
-    const forbidden = forbiddenSet({
-      homes,
-      workspace,
-      secrets: [configDir],
-      protect: [...ownPaths, ...(context.protect ?? [])],
-      calls: { root: callsRoot, own: tmpDir },
-    });
+    const forbidden = callForbidden(workspace, tmpDir, context.protect);
     let tmpCreated = false;
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
@@ -482,13 +487,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
   ): PolicyViolation | undefined {
     const workspace = resolve(place.workspace);
     const tmpDir = join(callsRoot, 'call-doctor');
-    const forbidden = forbiddenSet({
-      homes,
-      workspace,
-      secrets: [configDir],
-      protect: [...ownPaths, ...(place.protect ?? [])],
-      calls: { root: callsRoot, own: tmpDir },
-    });
+    const forbidden = callForbidden(workspace, tmpDir, place.protect);
     const expanded = expandProfile(executor.manifest.sandbox, { workspace, tmpDir, home });
     const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
     if ('rule' in profile) return profile;
