@@ -3,13 +3,16 @@ import { MetnosError } from '@metnos/executor-sdk';
 import { askCommand, feedbackCommand } from './commands/ask.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { executorCommand } from './commands/executor.ts';
+import { initCommand } from './commands/init.ts';
 import { keysCommand } from './commands/keys.ts';
 import { memoryCommand } from './commands/memory.ts';
-import { CliFailure, type CliIo, processIo } from './output.ts';
+import { CliFailure, type CliIo, invokedAs, processIo, spokenAs } from './output.ts';
+import { cliVersion } from './version.ts';
 
 export const HELP = `metnos — the Metnos command line
 
 Usage:
+  metnos init [dir]                            create a workspace: metnos.toml, the seed executors, your key
   metnos ask "<request>"                       one turn: the request answered through the executors
   metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
@@ -17,14 +20,24 @@ Usage:
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
   metnos doctor [--repair]                      what isolation this host supports, the state of the stores
 
-Run \`metnos <command> --help\` for the options of each command.
+Run \`metnos <command> --help\` for the options of each command, \`metnos --version\` for the version.
+Set METNOS_DEBUG=1 to see the stack of an unexpected error.
 `;
 
 /** Runs one CLI command; returns the exit code. Never throws. */
-export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function runCli(argv: string[], out: CliIo = processIo): Promise<number> {
   const [command, ...rest] = argv;
+  // hints and help name the command the way the person typed it (`pnpm metnos`, `npx @metnos/cli`)
+  const io = spokenAs(out, invokedAs());
   try {
     switch (command) {
+      case 'init':
+        return await initCommand(rest, io);
+      case '--version':
+      case '-v':
+      case 'version':
+        io.out(`metnos ${cliVersion()} (node ${process.versions.node})`);
+        return 0;
       case 'keys':
         return await keysCommand(rest, io);
       case 'executor':
@@ -66,7 +79,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       io.err(`error: ${(error as Error).message}`);
       return 1;
     }
-    io.err(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+    // a bug of Metnos, not a mistake of the person: the stack only on request
+    const message = (error as Error)?.message ?? String(error);
+    io.err(
+      process.env.METNOS_DEBUG === '1'
+        ? `unexpected error: ${(error as Error)?.stack ?? message}`
+        : `unexpected error: ${message}\n(set METNOS_DEBUG=1 to see where it happened, and report it)`,
+    );
     return 1;
   }
 }

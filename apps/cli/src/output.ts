@@ -31,3 +31,23 @@ export class CliFailure extends Error {
     this.exitCode = exitCode;
   }
 }
+
+/**
+ * How the person started the CLI, for hints: `METNOS_INVOKED_AS` when a
+ * wrapper sets it, `pnpm metnos` under pnpm's script runner, else `metnos`.
+ */
+export function invokedAs(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.METNOS_INVOKED_AS) return env.METNOS_INVOKED_AS;
+  if (env.npm_lifecycle_event === 'metnos') return 'pnpm metnos';
+  return 'metnos';
+}
+
+/**
+ * An io that rewrites command hints (`metnos executor sign …`, at a line start
+ * or after a space, quote or backtick) to the way the CLI was invoked.
+ */
+export function spokenAs(io: CliIo, name: string): CliIo {
+  if (name === 'metnos') return io;
+  const rewrite = (text: string) => text.replace(/(^|[\s`'"(])metnos (?=[a-z-])/gm, `$1${name} `);
+  return { out: (text) => io.out(rewrite(text)), err: (text) => io.err(rewrite(text)) };
+}

@@ -138,7 +138,7 @@ describe('mistakes a person can make', () => {
       expect((await cli(['keys', 'init'])).code).toBe(0);
       const missing = await cli(['executor', 'sign', 'no-such-folder']);
       expect(missing.code).toBe(1);
-      expect(missing.err).toMatch(/^error: ENOENT.*no-such-folder/);
+      expect(missing.err).toMatch(/^no executor "no-such-folder": not a folder with a manifest.toml/);
       expect(missing.err).not.toMatch(STACK_LINE);
     } finally {
       process.env.INIT_CWD = work;

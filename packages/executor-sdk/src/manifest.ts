@@ -26,7 +26,9 @@ export const manifestSchema = z
         created_at: timestamp,
         created_by: z
           .string()
-          .regex(/^(seed|synt:[A-Za-z0-9_-]+)$/, { message: '"seed" or "synt:<run_id>"' }),
+          .regex(/^(seed|user|synt:[A-Za-z0-9_-]+)$/, {
+            message: '"seed", "user" or "synt:<run_id>"',
+          }),
         summary: z.string().min(1, { message: 'a one-line summary' }).max(500),
         affinity: z.array(z.string().min(1)).default([]),
         capabilities: z

@@ -17,7 +17,7 @@ export function scaffoldManifest(name: string, summary: string, createdAt: strin
 name = "${name}"
 version = "0.1.0"
 created_at = ${createdAt}
-created_by = "seed"
+created_by = "user"
 summary = "${summary.replaceAll('"', '\\"')}"
 affinity = ["${name.split('_').join('", "')}"]
 capabilities = []

@@ -241,11 +241,27 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+export const FEEDBACK_HELP = `metnos feedback — tell the memory how a turn went
+
+Usage:
+  metnos feedback <turn-id> <up|down|retry>
+
+  up      the answer was right: the plan is worth replaying
+  down    the answer was wrong: the plan is demoted, and dropped if it keeps failing
+  retry   ask again without the remembered plan
+
+The turn id is printed at the end of every \`metnos ask\` answer.
+`;
+
 export async function feedbackCommand(argv: string[], io: CliIo): Promise<number> {
   const [turnId, kind] = argv;
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(FEEDBACK_HELP);
+    return 0;
+  }
   if (!turnId || !kind || !['up', 'down', 'retry'].includes(kind)) {
-    io.out(ASK_HELP);
-    return argv.includes('--help') ? 0 : 2;
+    io.err(FEEDBACK_HELP);
+    return 2;
   }
   const { data } = await runtime({});
   const autopath = createAutopathStore({ path: storePath(data, 'autopath') });
