@@ -1,11 +1,5 @@
 #!/usr/bin/env node
-import { MetnosError } from '@metnos/executor-sdk';
-import { askCommand, feedbackCommand } from './commands/ask.ts';
-import { doctorCommand } from './commands/doctor.ts';
-import { executorCommand } from './commands/executor.ts';
-import { initCommand } from './commands/init.ts';
-import { keysCommand } from './commands/keys.ts';
-import { memoryCommand } from './commands/memory.ts';
+// Commands are imported when they run, so `--version`, `--help` and a typo answer at once.
 import { CliFailure, type CliIo, invokedAs, processIo, spokenAs } from './output.ts';
 import { cliVersion } from './version.ts';
 
@@ -32,25 +26,25 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
   try {
     switch (command) {
       case 'init':
-        return await initCommand(rest, io);
+        return await (await import('./commands/init.ts')).initCommand(rest, io);
       case '--version':
       case '-v':
       case 'version':
         io.out(`metnos ${cliVersion()} (node ${process.versions.node})`);
         return 0;
       case 'keys':
-        return await keysCommand(rest, io);
+        return await (await import('./commands/keys.ts')).keysCommand(rest, io);
       case 'executor':
       case 'executors':
-        return await executorCommand(rest, io);
+        return await (await import('./commands/executor.ts')).executorCommand(rest, io);
       case 'doctor':
-        return await doctorCommand(rest, io);
+        return await (await import('./commands/doctor.ts')).doctorCommand(rest, io);
       case 'ask':
-        return await askCommand(rest, io);
+        return await (await import('./commands/ask.ts')).askCommand(rest, io);
       case 'feedback':
-        return await feedbackCommand(rest, io);
+        return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'memory':
-        return await memoryCommand(rest, io);
+        return await (await import('./commands/memory.ts')).memoryCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -66,7 +60,7 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
       io.err(error.message);
       return error.exitCode;
     }
-    if (MetnosError.isInstance(error)) {
+    if (isMetnosError(error)) {
       io.err(`error: ${error.message}`);
       return 1;
     }
@@ -88,6 +82,15 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
     );
     return 1;
   }
+}
+
+/** What `MetnosError.isInstance` checks, without loading the SDK for it. */
+function isMetnosError(error: unknown): error is Error {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as Record<symbol, unknown>)[Symbol.for('metnos.error')] === true
+  );
 }
 
 /** An error the host's files or SQLite raised (ENOENT, EACCES, SQLITE_BUSY, …), as opposed to a bug. */

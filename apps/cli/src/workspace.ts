@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
@@ -12,6 +13,7 @@ import {
   trustPaths,
   type WorkspaceConfig,
 } from '@metnos/executor-sdk';
+import { defaultInitDir } from './commands/init.ts';
 
 /** Where the CLI works: the user's directory, the workspace config, the executors folder. */
 export interface CliPlace {
@@ -44,7 +46,10 @@ export async function resolvePlace(options: {
   configDir?: string;
 }): Promise<CliPlace> {
   const cwd = process.env.INIT_CWD || process.cwd();
-  const config = await findWorkspaceConfig(cwd);
+  // the nearest metnos.toml above the current folder, else the workspace `metnos init` made by default
+  const config =
+    (await findWorkspaceConfig(cwd)) ??
+    (existsSync(join(defaultInitDir(), 'metnos.toml')) ? await findWorkspaceConfig(defaultInitDir()) : undefined);
   let executors: string;
   if (options.executors) executors = userPath({ cwd }, options.executors);
   else if (config) executors = config.executors;
