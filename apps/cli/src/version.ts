@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** The version of `@metnos/cli`, from its package.json (beside `src/` and `dist/` alike). */
 export function cliVersion(): string {
-  try {
-    const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'));
-    return typeof manifest.version === 'string' ? manifest.version : 'unknown';
-  } catch {
-    return 'unknown';
+  // the nearest package.json above this file: src/ and dist/ (and its chunks) alike
+  for (let dir = import.meta.dirname; dirname(dir) !== dir; dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+    } catch {
+      // not here: one folder up
+    }
   }
+  return 'unknown';
 }

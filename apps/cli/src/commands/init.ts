@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   createCatalog,
@@ -26,14 +26,20 @@ and, unless --no-key, your own signing key (metnos keys init) if you have none y
 Commands run from <dir> or below it use this workspace.
 `;
 
-/** The CLI package folder (above src/ or dist/). */
-const CLI_ROOT = resolve(import.meta.dirname, '..', '..');
+/** The CLI package folder: the nearest folder above this file with a package.json (src/ and dist/ alike). */
+function cliRoot(): string {
+  for (let dir = import.meta.dirname; dirname(dir) !== dir; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+  }
+  return resolve(import.meta.dirname, '..', '..');
+}
 
 /**
  * Where the seed executors and the release key come from: the copies packed
  * into `@metnos/cli` (`seeds/`), else the repository the CLI runs from.
  */
 export function seedSource(): { executors: string; releaseKey: string } | undefined {
+  const CLI_ROOT = cliRoot();
   const candidates = [
     { executors: join(CLI_ROOT, 'seeds'), releaseKey: join(CLI_ROOT, 'seeds', 'metnos-release.pub') },
     {
