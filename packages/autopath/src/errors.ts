@@ -61,16 +61,25 @@ const storeMarker = Symbol.for('metnos.error.StoreError');
 /**
  * Why a SQLite store cannot be used: its bytes are not a SQLite database
  * (`not_a_database`), SQLite finds its pages damaged (`corrupt`), its path is
- * a folder (`not_a_file`), or it cannot be opened at all (`unopenable`:
- * permissions, a missing disk).
+ * a folder (`not_a_file`), it cannot be opened at all (`unopenable`:
+ * permissions, a missing disk), or a newer Metnos wrote it with migrations
+ * this version does not know (`written_by_newer`).
  */
-export type StoreFailure = 'not_a_database' | 'corrupt' | 'not_a_file' | 'unopenable';
+export type StoreFailure = 'not_a_database' | 'corrupt' | 'not_a_file' | 'unopenable' | 'written_by_newer';
 
 const STORE_PROBLEMS: Record<StoreFailure, string> = {
   not_a_database: 'is not a SQLite database (its bytes were overwritten or it is another kind of file)',
   corrupt: 'is damaged: SQLite cannot read all of its pages (it may have been cut short or overwritten)',
   not_a_file: 'is a folder, where a database file should be',
   unopenable: 'cannot be opened',
+  written_by_newer: 'was written by a newer Metnos: its schema has migrations this version does not know',
+};
+
+const FIXES: Partial<Record<StoreFailure, string>> = {
+  unopenable:
+    'Check that its folder exists and that you may read and write it; if the file itself is at fault, `metnos doctor --repair` moves it aside and creates a new one.',
+  written_by_newer:
+    'This version leaves it untouched. Open it with that Metnos or a later one; to start over with an empty store in this version instead, move the file aside.',
 };
 
 const STORE_FIX =
@@ -94,10 +103,7 @@ export class StoreError extends MetnosError {
 
   constructor(settings: { file: string; reason: StoreFailure; detail?: string; cause?: unknown }) {
     const detail = settings.detail ? ` (${settings.detail})` : '';
-    const fix =
-      settings.reason === 'unopenable'
-        ? 'Check that its folder exists and that you may read and write it; if the file itself is at fault, `metnos doctor --repair` moves it aside and creates a new one.'
-        : STORE_FIX;
+    const fix = FIXES[settings.reason] ?? STORE_FIX;
     super({
       code: `store_${settings.reason}`,
       message: `the store ${settings.file} ${STORE_PROBLEMS[settings.reason]}${detail}. ${fix}`,

@@ -31,10 +31,10 @@ export {
   type Recognizer,
   type RecognizerSettings,
 } from './recognizer.ts';
+export { memoryVectors } from './stores/schema.ts';
 export {
   createVectorIndex,
   type LabelSimilarity,
-  memoryVectors,
   type NewVectorEntry,
   type ScanOptions,
   type SearchHit,

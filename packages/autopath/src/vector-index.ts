@@ -1,36 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { blob, index, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { type Embedder, isFittable } from './embedder.ts';
 import { VectorIndexError } from './errors.ts';
+import { autopathStoreMigrations } from './stores/migrations.ts';
+import { memoryVectors } from './stores/schema.ts';
 import { blobToVector, openDatabase, type StoreLocation, vectorToBlob } from './stores/sqlite.ts';
-
-/** The SQLite table behind every vector index; `space` keeps several indexes apart in one file. */
-export const memoryVectors = sqliteTable(
-  'memory_vectors',
-  {
-    id: text('id').primaryKey(),
-    space: text('space').notNull(),
-    text: text('text').notNull(),
-    label: text('label'),
-    embedderId: text('embedder_id').notNull(),
-    vector: blob('vector', { mode: 'buffer' }).notNull(),
-    createdAt: text('created_at').notNull(),
-  },
-  (table) => [index('memory_vectors_space').on(table.space)],
-);
-
-const SCHEMA = `CREATE TABLE IF NOT EXISTS memory_vectors (
-  id TEXT PRIMARY KEY,
-  space TEXT NOT NULL,
-  text TEXT NOT NULL,
-  label TEXT,
-  embedder_id TEXT NOT NULL,
-  vector BLOB NOT NULL,
-  created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS memory_vectors_space ON memory_vectors (space);`;
 
 /** A stored request: its text, the plan (or intent) it is labelled with, when it was stored. */
 export interface VectorEntry {
@@ -336,7 +311,7 @@ export async function createVectorIndex(
   embedder: Embedder,
   settings: VectorIndexSettings = {},
 ): Promise<VectorIndex> {
-  const { client, owned } = openDatabase(location, SCHEMA);
+  const { client, owned } = openDatabase(location, autopathStoreMigrations());
   const db = drizzle(client);
   const space = settings.space ?? 'default';
   const now = settings.now ?? (() => new Date());

@@ -3,35 +3,13 @@ import { openDatabase } from '@metnos/autopath/stores';
 import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { plannerStoreMigrations } from './stores/migrations.ts';
+import { scratchpadEntries } from './stores/schema.ts';
 
 /** Observations larger than this (serialised JSON, bytes) go to the scratchpad. */
 export const SCRATCHPAD_THRESHOLD_BYTES = 4096;
 
 const SUMMARY_EDGE = 500;
-
-export const scratchpadEntries = sqliteTable('scratchpad_entries', {
-  id: text('id').primaryKey(),
-  turnId: text('turn_id').notNull(),
-  kind: text('kind').notNull(),
-  sizeBytes: integer('size_bytes').notNull(),
-  content: text('content').notNull(),
-  metadata: text('metadata').notNull(),
-  createdAt: text('created_at').notNull(),
-});
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS scratchpad_entries (
-  id TEXT PRIMARY KEY,
-  turn_id TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  size_bytes INTEGER NOT NULL,
-  content TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS scratchpad_entries_turn ON scratchpad_entries (turn_id);
-`;
 
 /** The synthetic observation the model sees in place of a large one. */
 export interface ScratchpadObservation {
@@ -72,7 +50,7 @@ export type ScratchpadSettings =
  * const observation = scratchpad.put('turn-1', bigText, { path: '/tmp/log.txt' });
  */
 export function createScratchpad(settings: ScratchpadSettings) {
-  const { client, owned } = openDatabase(settings, SCHEMA);
+  const { client, owned } = openDatabase(settings, plannerStoreMigrations());
   const db: BetterSQLite3Database = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
   const ids = settings.ids ?? (() => randomUUID().replaceAll('-', '').slice(0, 16));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, gt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { blob, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { autopathStoreMigrations } from './migrations.ts';
+import { antiAutopaths, autopaths, clusters, observations } from './schema.ts';
 import {
   blobToVector,
   dot,
@@ -10,83 +11,6 @@ import {
   type StoreLocation,
   vectorToBlob,
 } from './sqlite.ts';
-
-export const clusters = sqliteTable('clusters', {
-  id: text('id').primaryKey(),
-  centroid: blob('centroid', { mode: 'buffer' }).notNull(),
-  members: integer('members').notNull(),
-  createdAt: text('created_at').notNull(),
-});
-
-export const autopaths = sqliteTable('autopaths', {
-  id: text('id').primaryKey(),
-  clusterId: text('cluster_id').notNull(),
-  intentHash: text('intent_hash').notNull(),
-  planHash: text('plan_hash').notNull(),
-  template: text('template').notNull(),
-  slots: text('slots').notNull(),
-  tools: text('tools').notNull(),
-  uses: integer('uses').notNull(),
-  successes: integer('successes').notNull(),
-  failures: integer('failures').notNull(),
-  totalLatencyMs: real('total_latency_ms').notNull(),
-  feedbackUp: integer('feedback_up').notNull(),
-  feedbackDown: integer('feedback_down').notNull(),
-  score: real('score').notNull(),
-  status: text('status', { enum: ['candidate', 'champion', 'challenger', 'retired'] }).notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-
-export const antiAutopaths = sqliteTable('anti_autopaths', {
-  id: text('id').primaryKey(),
-  intentHash: text('intent_hash').notNull(),
-  planHash: text('plan_hash').notNull(),
-  reason: text('reason').notNull(),
-  failures: integer('failures').notNull(),
-  expiresAt: text('expires_at').notNull(),
-  createdAt: text('created_at').notNull(),
-});
-
-export const observations = sqliteTable('observations', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  ts: text('ts').notNull(),
-  turnId: text('turn_id').notNull(),
-  request: text('request').notNull(),
-  intentHash: text('intent_hash'),
-  planHash: text('plan_hash'),
-  plan: text('plan'),
-  layer: text('layer').notNull(),
-  latencyMs: real('latency_ms').notNull(),
-  vector: blob('vector', { mode: 'buffer' }),
-  outcome: text('outcome', { enum: ['success', 'failure'] }).notNull(),
-  errorClass: text('error_class'),
-  feedback: text('feedback', { enum: ['up', 'down', 'retry'] }),
-});
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS clusters (id TEXT PRIMARY KEY, centroid BLOB NOT NULL, members INTEGER NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS autopaths (
-  id TEXT PRIMARY KEY, cluster_id TEXT NOT NULL, intent_hash TEXT NOT NULL, plan_hash TEXT NOT NULL,
-  template TEXT NOT NULL, slots TEXT NOT NULL, tools TEXT NOT NULL, uses INTEGER NOT NULL, successes INTEGER NOT NULL,
-  failures INTEGER NOT NULL, total_latency_ms REAL NOT NULL, feedback_up INTEGER NOT NULL, feedback_down INTEGER NOT NULL,
-  score REAL NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-  UNIQUE (cluster_id, plan_hash)
-);
-CREATE INDEX IF NOT EXISTS autopaths_intent ON autopaths (intent_hash);
-CREATE TABLE IF NOT EXISTS anti_autopaths (
-  id TEXT PRIMARY KEY, intent_hash TEXT NOT NULL, plan_hash TEXT NOT NULL, reason TEXT NOT NULL,
-  failures INTEGER NOT NULL, expires_at TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (intent_hash, plan_hash)
-);
-CREATE TABLE IF NOT EXISTS observations (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, turn_id TEXT NOT NULL, request TEXT NOT NULL,
-  intent_hash TEXT, plan_hash TEXT, plan TEXT, layer TEXT NOT NULL, latency_ms REAL NOT NULL, vector BLOB,
-  outcome TEXT NOT NULL, error_class TEXT, feedback TEXT
-);
-CREATE INDEX IF NOT EXISTS observations_turn ON observations (turn_id);
-CREATE TRIGGER IF NOT EXISTS observations_append_only BEFORE DELETE ON observations
-BEGIN SELECT RAISE(ABORT, 'observations are append-only'); END;
-`;
 
 /** Promotion and exclusion rules. */
 export interface AutopathRules {
@@ -168,7 +92,7 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined 
 export function createAutopathStore(
   location: StoreLocation & { rules?: AutopathRules; clock?: () => Date; ids?: () => string },
 ) {
-  const { client, owned } = openDatabase(location, SCHEMA);
+  const { client, owned } = openDatabase(location, autopathStoreMigrations());
   const db = drizzle(client);
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { asc, eq, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { blob, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { autopathStoreMigrations } from './migrations.ts';
+import { fastpaths } from './schema.ts';
 import {
   blobToVector,
   dot,
@@ -10,32 +11,6 @@ import {
   type StoreLocation,
   vectorToBlob,
 } from './sqlite.ts';
-
-export const fastpaths = sqliteTable('fastpaths', {
-  id: text('id').primaryKey(),
-  fingerprint: text('fingerprint').notNull().unique(),
-  request: text('request').notNull(),
-  template: text('template').notNull(),
-  slots: text('slots').notNull(),
-  tools: text('tools').notNull(),
-  vector: blob('vector', { mode: 'buffer' }),
-  uses: integer('uses').notNull(),
-  createdAt: text('created_at').notNull(),
-  lastUsedAt: text('last_used_at'),
-});
-
-const SCHEMA = `CREATE TABLE IF NOT EXISTS fastpaths (
-  id TEXT PRIMARY KEY,
-  fingerprint TEXT NOT NULL UNIQUE,
-  request TEXT NOT NULL,
-  template TEXT NOT NULL,
-  slots TEXT NOT NULL,
-  tools TEXT NOT NULL,
-  vector BLOB,
-  uses INTEGER NOT NULL,
-  created_at TEXT NOT NULL,
-  last_used_at TEXT
-);`;
 
 /** A remembered plan: a template with slots, the executor versions it used, the request's vector. */
 export interface FastpathEntry {
@@ -99,7 +74,7 @@ function readable(rows: Array<typeof fastpaths.$inferSelect>): FastpathEntry[] {
  * store.save({ fingerprint, request, template, slots, tools, vector });
  */
 export function createFastpathStore(location: StoreLocation & { clock?: () => Date; ids?: () => string }) {
-  const { client, owned } = openDatabase(location, SCHEMA);
+  const { client, owned } = openDatabase(location, autopathStoreMigrations());
   const db = drizzle(client);
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;

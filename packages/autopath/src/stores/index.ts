@@ -3,20 +3,17 @@ export {
   type AutopathEntry,
   type AutopathRules,
   type AutopathStore,
-  antiAutopaths,
-  autopaths,
-  clusters,
   compositeScore,
   createAutopathStore,
-  observations,
 } from './autopath-store.ts';
 export {
   type AgingRules,
   createFastpathStore,
   type FastpathEntry,
   type FastpathStore,
-  fastpaths,
 } from './fastpath-store.ts';
+export { packageMigrations, type StoreMigrations } from './migrations.ts';
+export { antiAutopaths, autopaths, clusters, fastpaths, memoryVectors, observations } from './schema.ts';
 export {
   blobToVector,
   dot,

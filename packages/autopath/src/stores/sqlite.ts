@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { jsonTextDepth, MAX_JSON_DEPTH } from '@metnos/executor-sdk';
 import Database from 'better-sqlite3';
 import { StoreError, type StoreFailure } from '../errors.ts';
+import { migrateStore, type StoreMigrations } from './migrations.ts';
 
 /** Storage accepts an open better-sqlite3 database or a file path. */
 export type StoreLocation = { db: Database.Database } | { path: string };
@@ -34,23 +35,25 @@ function storeError(error: unknown, file: string): StoreError {
 }
 
 /**
- * Opens (or adopts) a SQLite database in WAL mode, so a kill -9 leaves it
- * consistent, and runs the store's `schema` (idempotent `CREATE … IF NOT
- * EXISTS`). A file is checked whole with `PRAGMA quick_check` first (about
- * 14 ms for a 20 MB store), so damage shows here rather than halfway through
- * a turn. Throws {@link StoreError} naming the file and the fix when the file
- * is not a database, is damaged, is a folder, or cannot be opened.
+ * Opens a SQLite database in WAL mode, so a kill -9 leaves it consistent, and
+ * brings it up to the schema of `migrations` (see {@link migrateStore}: a file
+ * from before migrations is adopted, one from a newer Metnos refused). A file
+ * is checked whole with `PRAGMA quick_check` first (about 14 ms for a 20 MB
+ * store), so damage shows here rather than halfway through a turn. Throws
+ * {@link StoreError} naming the file and the fix when the file is not a
+ * database, is damaged, is a folder, cannot be opened, or was written by a
+ * newer Metnos.
  *
  * @example
- * const { client, owned } = openDatabase({ path: 'data/fastpaths.sqlite' }, 'CREATE TABLE IF NOT EXISTS …');
+ * const { client, owned } = openDatabase({ path: 'data/fastpaths.sqlite' }, autopathStoreMigrations());
  */
 export function openDatabase(
   location: StoreLocation,
-  schema?: string,
+  migrations?: StoreMigrations,
 ): { client: Database.Database; owned: boolean } {
   if ('db' in location) {
     try {
-      if (schema) location.db.exec(schema);
+      if (migrations) migrateStore(location.db, location.db.name, migrations);
     } catch (error) {
       throw storeError(error, location.db.name);
     }
@@ -66,7 +69,7 @@ export function openDatabase(
     const check = client.pragma('quick_check', { simple: true });
     if (check !== 'ok')
       throw new StoreError({ file, reason: 'corrupt', detail: String(check).slice(0, 200) });
-    if (schema) client.exec(schema);
+    if (migrations) migrateStore(client, file, migrations);
     return { client, owned: true };
   } catch (error) {
     client?.close();

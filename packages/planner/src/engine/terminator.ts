@@ -3,7 +3,8 @@ import { openDatabase } from '@metnos/autopath/stores';
 import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { plannerStoreMigrations } from '../stores/migrations.ts';
+import { gaps } from '../stores/schema.ts';
 
 /** Why a turn could not be done. */
 export type TerminationCause =
@@ -162,33 +163,6 @@ export function detectLanguage(request: string): Language {
   return hits >= 1 && hits / Math.max(1, words.length) >= 0.1 ? 'it' : 'en';
 }
 
-export const gaps = sqliteTable(
-  'terminator_gaps',
-  {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    cause: text('cause').notNull(),
-    signature: text('signature').notNull(),
-    example: text('example').notNull(),
-    detail: text('detail').notNull(),
-    count: integer('count').notNull(),
-    firstSeen: text('first_seen').notNull(),
-    lastSeen: text('last_seen').notNull(),
-  },
-  (table) => [uniqueIndex('terminator_gaps_key').on(table.cause, table.signature)],
-);
-
-const SCHEMA = `CREATE TABLE IF NOT EXISTS terminator_gaps (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  cause TEXT NOT NULL,
-  signature TEXT NOT NULL,
-  example TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  first_seen TEXT NOT NULL,
-  last_seen TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS terminator_gaps_key ON terminator_gaps (cause, signature);`;
-
 /**
  * The gap log: every termination, grouped by cause and by what was asked
  * (the intent, or the normalised request), with a recurrence counter — the
@@ -201,7 +175,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS terminator_gaps_key ON terminator_gaps (cause,
 export function createGapLog(
   settings: { db: Database.Database; clock?: () => Date } | { path: string; clock?: () => Date },
 ) {
-  const { client, owned } = openDatabase(settings, SCHEMA);
+  const { client, owned } = openDatabase(settings, plannerStoreMigrations());
   const db = drizzle(client);
   const clock = settings.clock ?? (() => new Date());
   return {
