@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   createCatalog,
@@ -94,7 +94,8 @@ export async function initCommand(argv: string[], io: CliIo): Promise<number> {
     await cp(join(source.executors, entry.name), join(executors, entry.name), {
       recursive: true,
       force: true,
-      filter: (from) => !from.includes('node_modules'),
+      // a node_modules inside a seed, not the one an installed CLI itself lives in
+      filter: (from) => !relative(source.executors, from).split(sep).includes('node_modules'),
     });
     seeds.push(entry.name);
   }
