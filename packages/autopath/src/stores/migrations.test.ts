@@ -79,6 +79,11 @@ describe('the first migration', () => {
   });
 
   it('is found where drizzle.config.ts writes it, and recorded in the table it names', () => {
+    const times = known.map((migration) => migration.folderMillis);
+    expect(times, 'each migration is dated after the one before it').toEqual(
+      [...times].sort((a, b) => a - b),
+    );
+    expect(new Set(times).size).toBe(times.length);
     const packageRoot = resolve(import.meta.dirname, '../..');
     expect(resolve(packageRoot, config.out ?? '')).toBe(migrations.folder);
     expect(resolve(packageRoot, String(config.schema))).toBe(resolve(import.meta.dirname, 'schema.ts'));
@@ -224,6 +229,22 @@ describe('opening a store', () => {
       { id: 'old', note: null },
     ]);
     expect(storeErrorFrom(() => createFastpathStore({ path: legacy })).reason).toBe('written_by_newer');
+  });
+
+  it('refuses to leave out a later migration dated before the last one a file has', () => {
+    const folder = join(root, `misdated-${counter++}`);
+    cpSync(migrations.folder, folder, { recursive: true });
+    const journalFile = join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
+    const last = journal.entries.at(-1);
+    journal.entries.push({ ...last, idx: last.idx + 1, when: last.when - 1000, tag: '9999_misdated' });
+    writeFileSync(journalFile, JSON.stringify(journal));
+    writeFileSync(join(folder, '9999_misdated.sql'), 'ALTER TABLE `fastpaths` ADD `note` text;');
+    const error = storeErrorFrom(() =>
+      openDatabase({ path: freshFile() }, { folder, table: migrations.table }),
+    );
+    expect(error.reason).toBe('unopenable');
+    expect(error.message).toMatch(/was not applied: drizzle applies only migrations dated after/);
   });
 });
 

@@ -105,7 +105,8 @@ function adoptLegacyFile(client: Database.Database, baseline: MigrationMeta, tab
  *
  * Steps 1 and 2 run under SQLite's write lock. Two processes opening a fresh
  * file at once may both reach step 3; the one that loses finds every
- * migration recorded by the other and goes on.
+ * migration recorded by the other and goes on. A migration drizzle skipped
+ * (dated before one the file has) fails the open instead of going unnoticed.
  *
  * @example
  * migrateStore(client, '/home/ada/.local/share/metnos/fastpaths.sqlite', autopathStoreMigrations());
@@ -126,10 +127,20 @@ export function migrateStore(client: Database.Database, file: string, migrations
       if (recorded.length === 0 && known[0]) adoptLegacyFile(client, known[0], migrations.table);
     })
     .immediate();
+  let failure: unknown;
   try {
     migrate(drizzle(client), { migrationsFolder: migrations.folder, migrationsTable: migrations.table });
   } catch (error) {
-    const recorded = new Set(recordedHashes(client, migrations.table));
-    if (known.some((migration) => !recorded.has(migration.hash))) throw error;
+    failure = error;
   }
+  const recorded = new Set(recordedHashes(client, migrations.table));
+  const missing = known.filter((migration) => !recorded.has(migration.hash));
+  if (missing.length === 0) return;
+  throw (
+    failure ??
+    new Error(
+      `the migration dated ${new Date(missing[0]!.folderMillis).toISOString()} was not applied: drizzle applies ` +
+        'only migrations dated after the last one a file has, so each must be generated after the ones before it',
+    )
+  );
 }

@@ -61,6 +61,11 @@ describe('the first migration of the scratchpad and the gap log', () => {
   });
 
   it('is found where drizzle.config.ts writes it, and recorded in the table it names', () => {
+    const times = known.map((migration) => migration.folderMillis);
+    expect(times, 'each migration is dated after the one before it').toEqual(
+      [...times].sort((a, b) => a - b),
+    );
+    expect(new Set(times).size).toBe(times.length);
     const packageRoot = resolve(import.meta.dirname, '../..');
     expect(resolve(packageRoot, config.out ?? '')).toBe(migrations.folder);
     expect(resolve(packageRoot, String(config.schema))).toBe(resolve(import.meta.dirname, 'schema.ts'));
