@@ -125,6 +125,33 @@ describe('corrupted stores', () => {
   });
 });
 
+describe('a store written by a newer Metnos', () => {
+  it('is reported with "update Metnos", and --repair leaves it where it is', async () => {
+    const newer = await mkdtemp(join(tmpdir(), 'metnos-newer-'));
+    await writeWorkspaceConfig(newer, 'http://127.0.0.1:9');
+    const file = join(newer, 'data', 'fastpaths.sqlite');
+    await mkdir(join(newer, 'data'), { recursive: true });
+    createFastpathStore({ path: file }).close();
+    const { readStoreFile } = await import('@metnos/autopath/test');
+    readStoreFile(file, (db) =>
+      db
+        .prepare('INSERT INTO "__drizzle_migrations_autopath" (hash, created_at) VALUES (?, ?)')
+        .run('f'.repeat(64), Date.now() + 86_400_000),
+    );
+    const saved = process.env.INIT_CWD;
+    process.env.INIT_CWD = newer;
+    try {
+      const report = await cli(['doctor', '--repair']);
+      expect(report.out).toMatch(/no +fastpaths\.sqlite +bad: .*newer Metnos/);
+      expect(report.out).toContain('fix: update Metnos');
+      expect(await readdir(join(newer, 'data'))).not.toContainEqual(expect.stringMatching(/corrupt/));
+    } finally {
+      process.env.INIT_CWD = saved;
+      await rm(newer, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('mistakes a person can make', () => {
   it('get a message, never a stack trace: a bad metnos.toml value, a folder that is not there', async () => {
     const elsewhere = await mkdtemp(join(tmpdir(), 'metnos-cli-mistakes-'));

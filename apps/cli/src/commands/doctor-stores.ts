@@ -24,6 +24,15 @@ function checkStore(store: StoreName, data: string, repair: boolean, now: () => 
     return { store, file, state: 'ok', detail: `${spec.holds}: opens and checks out` };
   } catch (error) {
     if (!StoreError.isInstance(error)) throw error;
+    // a newer Metnos wrote it: nothing is wrong with the file, and moving it aside would lose it
+    if (error.reason === 'written_by_newer')
+      return {
+        store,
+        file,
+        state: 'bad',
+        detail: error.message,
+        fix: 'update Metnos; --repair leaves this file alone',
+      };
     if (!repair) return { store, file, state: 'bad', detail: error.message, fix: 'metnos doctor --repair' };
     try {
       const movedTo = moveStoreAside(file, now());
