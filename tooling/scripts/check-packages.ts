@@ -1,7 +1,7 @@
 // Builds and packs every public package, then checks each tarball the way a consumer
 // would meet it: publint (strict), @arethetypeswrong/cli (--profile esm-only), and the
 // manifest rules below. Usage: pnpm check:packages [--keep]  (--keep leaves the tarballs)
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,7 +84,10 @@ function typesPackageOf(name: string): string {
   return `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
 }
 
-/** Bare modules a declaration file imports, references or re-exports (comments ignored). */
+/**
+ * Bare modules a declaration file imports, references or re-exports (comments ignored).
+ * Node's own types (`node:*`, a `types="node"` reference) are the consumer's `@types/node`.
+ */
 function importedModules(text: string): string[] {
   const references = [...text.matchAll(/^\/\/\/\s*<reference\s+types="([^"]+)"/gm)].map((match) => match[1]!);
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
@@ -95,7 +98,7 @@ function importedModules(text: string): string[] {
   ];
   const specifiers = patterns.flatMap((pattern) => [...code.matchAll(pattern)].map((match) => match[1]!));
   return [...references, ...specifiers].filter(
-    (specifier) => !specifier.startsWith('.') && !isBuiltin(specifier),
+    (specifier) => !specifier.startsWith('.') && !isBuiltin(specifier) && specifier !== 'node',
   );
 }
 
@@ -106,13 +109,26 @@ async function declarationFiles(dir: string): Promise<string[]> {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
+/** Whether the copy of `name` the package was built against carries its own declarations. */
+async function shipsOwnTypes(packageDir: string, name: string): Promise<boolean> {
+  const dir = join(packageDir, 'node_modules', name);
+  const manifest = await readFile(join(dir, 'package.json'), 'utf8').then(JSON.parse, () => undefined);
+  if (!manifest) return false;
+  if (manifest.types || manifest.typings || JSON.stringify(manifest.exports ?? {}).includes('"types"'))
+    return true;
+  return stat(join(dir, 'index.d.ts')).then(
+    () => true,
+    () => false,
+  );
+}
+
 /**
- * A module the public types name must be installed with the package: as a
- * dependency (or peer), or through its `@types/` package as a dependency. A
+ * A module the public types name must come with the package's dependencies:
+ * itself when it carries its own declarations, else its `@types/` package. A
  * devDependency is not installed for a consumer, whose `tsc` then fails or,
  * with skipLibCheck, quietly turns the type into `any`.
  */
-async function typeDependencyProblems(root: string, packed: Manifest): Promise<string[]> {
+async function typeDependencyProblems(pkg: PackedPackage, root: string, packed: Manifest): Promise<string[]> {
   const declared = new Set([
     ...Object.keys(packed.dependencies ?? {}),
     ...Object.keys(packed.peerDependencies ?? {}),
@@ -121,12 +137,14 @@ async function typeDependencyProblems(root: string, packed: Manifest): Promise<s
   for (const file of await declarationFiles(root)) {
     for (const specifier of importedModules(await readFile(file, 'utf8'))) {
       const name = packageOf(specifier);
-      if (name === packed.name || declared.has(name) || declared.has(typesPackageOf(name))) continue;
+      if (name === packed.name || declared.has(typesPackageOf(name))) continue;
+      if (declared.has(name) && (await shipsOwnTypes(pkg.dir, name))) continue;
       missing.set(name, file.slice(root.length + 1));
     }
   }
   return [...missing].map(
-    ([name, file]) => `${file} names "${name}", but neither it nor ${typesPackageOf(name)} is a dependency`,
+    ([name, file]) =>
+      `${file} names "${name}": it must be a dependency with its own types, or ${typesPackageOf(name)} one`,
   );
 }
 
@@ -138,7 +156,7 @@ async function checkTarball(pkg: PackedPackage, workDir: string): Promise<string
   const packed = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Manifest;
   const problems = [
     ...(await manifestProblems(pkg, root, packed)),
-    ...(await typeDependencyProblems(root, packed)),
+    ...(await typeDependencyProblems(pkg, root, packed)),
   ];
   const publint = await run(join(BIN, 'publint'), ['run', '--strict', pkg.tarball]);
   if (publint.code !== 0 || !publint.output.includes('All good!'))
