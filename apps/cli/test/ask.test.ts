@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOllamaServer } from '@metnos/planner/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, repoRoot, writeWorkspaceConfig } from './__fixtures__/cli.ts';
+import { cli, repoRoot, STACK_LINE, writeWorkspaceConfig } from './__fixtures__/cli.ts';
 
 let work: string;
 let server: Awaited<ReturnType<typeof startOllamaServer>>;
@@ -77,9 +77,11 @@ base_url = "http://127.0.0.1:9"
     const result = await cli(['ask', 'summarise the notes in the folder notes']);
     process.env.INIT_CWD = work;
     expect(result.code).toBe(1);
-    expect(result.out).toMatch(/could not reach the language model/i);
-    expect(result.out).toContain('ollama serve');
-    expect(result.out).toContain('— layer: terminator');
+    expect(result.out).toBe('');
+    expect(result.err).toMatch(/could not reach the language model/i);
+    expect(result.err).toContain('ollama serve');
+    expect(result.err).toContain('— layer: terminator');
+    expect(result.err).not.toMatch(STACK_LINE);
     await rm(down, { recursive: true, force: true });
   });
 
@@ -89,6 +91,9 @@ base_url = "http://127.0.0.1:9"
     expect(turnId).toBeDefined();
     const feedback = await cli(['feedback', turnId!, 'up']);
     expect(feedback.out).toContain('recorded');
+    const unknown = await cli(['feedback', 'no-such-turn', 'up']);
+    expect(unknown).toMatchObject({ code: 1, out: '' });
+    expect(unknown.err).toContain('no turn no-such-turn in the memory');
   });
 
   it('lists remembered plans and forgets one by hand', async () => {
@@ -97,7 +102,9 @@ base_url = "http://127.0.0.1:9"
     expect(id).toBeDefined();
     expect((await cli(['memory', 'forget', id!])).out).toContain(`forgot ${id}`);
     expect((await cli(['memory', 'list'])).out).not.toContain(id!);
-    expect((await cli(['memory', 'forget', id!])).code).toBe(1);
+    const again = await cli(['memory', 'forget', id!]);
+    expect(again).toMatchObject({ code: 1, out: '' });
+    expect(again.err).toContain(`no remembered plan ${id}`);
   });
 
   it('runs the turn-by-turn loop with native tool calls', async () => {

@@ -106,6 +106,15 @@ async function runtime(options: { executors?: string; workspace?: string }): Pro
   };
 }
 
+/**
+ * An answer goes to stdout; a turn that ended otherwise (a model to start, an executor
+ * missing, an approval to give) goes to stderr, as every failure of the CLI does, with the
+ * exit code 1. `--json` prints the whole result to stdout either way.
+ */
+function printTurn(io: CliIo, answered: boolean, lines: string[]): void {
+  for (const line of lines) (answered ? io.out : io.err)(line);
+}
+
 export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -161,18 +170,17 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
           values.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
       });
       const result = await engine.runTurn(request);
+      const answered = result.finalKind === 'answer';
       if (values.json) io.out(JSON.stringify(result, null, 2));
-      else {
-        io.out(result.finalMessage);
-        if (result.pending)
-          io.out(
-            `(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`,
-          );
-        io.out(
+      else
+        printTurn(io, answered, [
+          result.finalMessage,
+          ...(result.pending
+            ? [`(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`]
+            : []),
           `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms${memory} · turn ${result.turnId}`,
-        );
-      }
-      return result.finalKind === 'answer' ? 0 : 1;
+        ]);
+      return answered ? 0 : 1;
     } finally {
       fastpath.close();
       autopath.close();
@@ -228,14 +236,14 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
       }
       result = await planner.resume(result.turnId, { approved: yes });
     }
+    const answered = result.finalKind === 'answer';
     if (values.json) io.out(JSON.stringify(result, null, 2));
-    else {
-      io.out(result.finalMessage);
-      io.out(
+    else
+      printTurn(io, answered, [
+        result.finalMessage,
         `— ${result.routedMode} loop · ${result.finalKind} · ${result.steps.length} step(s) · turn ${result.turnId}`,
-      );
-    }
-    return result.finalKind === 'answer' ? 0 : 1;
+      ]);
+    return answered ? 0 : 1;
   } finally {
     scratchpad.close();
   }
@@ -267,8 +275,10 @@ export async function feedbackCommand(argv: string[], io: CliIo): Promise<number
   const autopath = createAutopathStore({ path: storePath(data, 'autopath') });
   try {
     const recorded = autopath.feedback(turnId, kind as 'up' | 'down' | 'retry');
-    io.out(recorded ? `feedback "${kind}" recorded for turn ${turnId}` : `no turn ${turnId} in the memory`);
-    return recorded ? 0 : 1;
+    if (!recorded)
+      throw new CliFailure(`no turn ${turnId} in the memory (the id ends every metnos ask answer)`);
+    io.out(`feedback "${kind}" recorded for turn ${turnId}`);
+    return 0;
   } finally {
     autopath.close();
   }

@@ -74,8 +74,9 @@ export async function keysCommand(argv: string[], io: CliIo): Promise<number> {
     case 'untrust': {
       if (!target) throw new CliFailure('usage: metnos keys untrust <key-id>', 2);
       const removed = await trust.remove(target);
-      io.out(removed ? `no longer trusting ${target}` : `${target} was not in your trust list`);
-      return removed ? 0 : 1;
+      if (!removed) throw new CliFailure(`${target} was not in your trust list (metnos keys list shows it)`);
+      io.out(`no longer trusting ${target}`);
+      return 0;
     }
     default:
       throw new CliFailure(`unknown keys command "${sub}"\n\n${KEYS_HELP}`, 2);

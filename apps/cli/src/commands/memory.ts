@@ -69,8 +69,9 @@ export async function memoryCommand(argv: string[], io: CliIo): Promise<number> 
       case 'forget': {
         if (!target) throw new CliFailure('usage: metnos memory forget <id>', 2);
         const removed = fastpath.remove(target);
-        io.out(removed ? `forgot ${target}` : `no remembered plan ${target}`);
-        return removed ? 0 : 1;
+        if (!removed) throw new CliFailure(`no remembered plan ${target} (metnos memory list shows them)`);
+        io.out(`forgot ${target}`);
+        return 0;
       }
       case 'age': {
         const days = values.days === undefined ? 30 : Number(values.days);
