@@ -24,11 +24,9 @@ export const manifestSchema = z
         name: z.string().regex(NAME, { message: 'a lowercase identifier such as "fs_read" (a-z, 0-9, _)' }),
         version: z.string().regex(SEMVER, { message: 'a semantic version such as "1.0.0"' }),
         created_at: timestamp,
-        created_by: z
-          .string()
-          .regex(/^(seed|user|synt:[A-Za-z0-9_-]+)$/, {
-            message: '"seed", "user" or "synt:<run_id>"',
-          }),
+        created_by: z.string().regex(/^(seed|user|synt:[A-Za-z0-9_-]+)$/, {
+          message: '"seed", "user" or "synt:<run_id>"',
+        }),
         summary: z.string().min(1, { message: 'a one-line summary' }).max(500),
         affinity: z.array(z.string().min(1)).default([]),
         capabilities: z
