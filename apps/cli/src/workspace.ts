@@ -49,7 +49,9 @@ export async function resolvePlace(options: {
   // the nearest metnos.toml above the current folder, else the workspace `metnos init` made by default
   const config =
     (await findWorkspaceConfig(cwd)) ??
-    (existsSync(join(defaultInitDir(), 'metnos.toml')) ? await findWorkspaceConfig(defaultInitDir()) : undefined);
+    (existsSync(join(defaultInitDir(), 'metnos.toml'))
+      ? await findWorkspaceConfig(defaultInitDir())
+      : undefined);
   let executors: string;
   if (options.executors) executors = userPath({ cwd }, options.executors);
   else if (config) executors = config.executors;

@@ -23,7 +23,7 @@ describe('parseManifest', () => {
       name: 'greet',
       version: '0.1.0',
       entry: 'main.ts',
-      created_by: 'seed',
+      created_by: 'user',
     });
     expect(manifest.executor.created_at).toBe('2026-04-25T08:12:00.000Z');
     expect(manifest.sandbox).toMatchObject({

@@ -54,7 +54,9 @@ export async function writeSignedExecutor(
       'error_classes = ["BadName"]',
       `error_classes = ${JSON.stringify(options.errorClasses ?? ['Failed'])}`,
     )
-    .replace('min_tier = "full"', 'min_tier = "none"');
+    .replace('min_tier = "full"', 'min_tier = "none"')
+    // test executors stand in for seeds: they enter the lifecycle as seed, then active
+    .replace('created_by = "user"', 'created_by = "seed"');
   if (options.sandboxToml !== undefined) {
     manifest = manifest.replace(/\[sandbox\][\s\S]*?(?=\[audit\])/, `${options.sandboxToml.trim()}\n\n`);
   }
