@@ -46,7 +46,7 @@ export type ScratchpadSettings =
  * with the builtin `scratchpad_read`.
  *
  * @example
- * const scratchpad = createScratchpad({ path: '~/.local/share/metnos/scratchpad.db' });
+ * const scratchpad = createScratchpad({ path: join(homedir(), '.local/share/metnos/scratchpad.db') }); // no `~`: a path is taken as written
  * const observation = scratchpad.put('turn-1', bigText, { path: '/tmp/log.txt' });
  */
 export function createScratchpad(settings: ScratchpadSettings) {

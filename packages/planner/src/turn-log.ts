@@ -39,7 +39,7 @@ export interface TurnLogEntry {
  * `read(day)` skips a line that does not parse.
  *
  * @example
- * const log = createTurnLog({ dir: '~/.local/share/metnos/turns' });
+ * const log = createTurnLog({ dir: join(homedir(), '.local/share/metnos/turns') }); // no `~`: a path is taken as written
  */
 export function createTurnLog(settings: { dir: string }) {
   let ready: Promise<unknown> | undefined;

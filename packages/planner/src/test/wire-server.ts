@@ -76,6 +76,8 @@ export interface WireServer {
 export interface WireServerOptions {
   /** When set, requests without this key get the vendor's 401 (without consuming a step). */
   apiKey?: string;
+  /** The port to listen on (default 0: any free port), e.g. 11434 to stand in for a local Ollama. */
+  port?: number;
 }
 
 /** The body of a request a dialect answers, for the bits it echoes back. */
@@ -154,7 +156,7 @@ export function pieces(text: string): string[] {
 }
 
 /**
- * Runs a scripted vendor server on 127.0.0.1 (port 0). Each request to the
+ * Runs a scripted vendor server on 127.0.0.1 (port 0 unless `options.port`). Each request to the
  * dialect's endpoint consumes one step; an exhausted script answers 500.
  * Every request is recorded before anything else happens.
  */
@@ -221,7 +223,13 @@ export async function startWireServer(
     dialect.reply(step, body, response);
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,

@@ -113,4 +113,14 @@ describe('wire server bookkeeping', () => {
     });
     expect(((await response.json()) as { message: { content: string } }).message.content).toBe('late');
   });
+
+  it('listens on the port it is given, and refuses one that is taken', async () => {
+    const first = await startOllamaServer();
+    const port = Number(new URL(first.url).port);
+    await expect(startOllamaServer([], { port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await first.close();
+    const again = await startOllamaServer([], { port });
+    servers.push(again);
+    expect(again.url).toBe(`http://127.0.0.1:${port}`);
+  });
 });
