@@ -1,8 +1,10 @@
 // The packages as a stranger meets them. Builds and packs every public package, creates
 // a project outside the repository, installs the tarballs there with npm (no workspace
 // links), then:
-//   1. typechecks tooling/consumer/src against them: strict, skipLibCheck: false, and a
-//      negative test (src/negative-types.ts) that must not compile;
+//   1. typechecks tooling/consumer/src and every entry of every package's `exports` against
+//      them: strict, skipLibCheck: false, no error anywhere (drizzle-orm's declarations included),
+//      no drizzle-orm declaration loaded at all, and a negative test (src/negative-types.ts)
+//      that must not compile;
 //   2. runs tooling/consumer/src/main.ts with Node 24: each package's README example
 //      against the real seed executors and the real sandbox;
 //   3. runs the installed `metnos` binary: --version, init, a sandboxed executor run.
@@ -22,12 +24,13 @@ import {
 } from './packages.ts';
 
 /**
- * drizzle-orm's own declaration files do not typecheck with skipLibCheck: false
- * (members stripped as internal, mysql2 types it does not depend on): upstream
- * drizzle-team/drizzle-orm#5187. Errors inside them are counted and shown, never
- * hidden; an error anywhere else fails the check.
+ * Modules our public declarations must never name. drizzle-orm's own declaration files
+ * do not typecheck with skipLibCheck: false (drizzle-team/drizzle-orm#5187), so the
+ * packages keep their drizzle tables private and declare their row types by hand. A
+ * declaration that names one of these again fails the check by that alone, whether or
+ * not the module's own declarations then report errors.
  */
-const UPSTREAM_TYPE_ERRORS = { prefix: 'node_modules/drizzle-orm/', issue: 'drizzle-team/drizzle-orm#5187' };
+const PRIVATE_TYPES = ['drizzle-orm'];
 
 async function stage<T>(
   name: string,
@@ -70,21 +73,56 @@ async function createProject(project: string, packages: PackedPackage[]): Promis
   return copySeeds(join(project, 'executors'), join(project, 'keys', 'metnos-release.pub'));
 }
 
-/** tsc over the consumer's sources; throws on any error outside drizzle-orm's own files. */
-async function typecheck(project: string): Promise<string> {
-  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = await run(process.execPath, [tsc, '-p', project, '--pretty', 'false'], { cwd: project });
-  const errors = result.output.split('\n').filter((line) => /^\S.*: error TS\d+:/.test(line));
-  const upstream = errors.filter((line) => line.startsWith(UPSTREAM_TYPE_ERRORS.prefix));
-  const ours = errors.filter((line) => !line.startsWith(UPSTREAM_TYPE_ERRORS.prefix));
-  if (ours.length > 0 || (result.code !== 0 && errors.length === 0)) {
-    throw new Error(`tsc, outside drizzle-orm's own files:\n${ours.join('\n') || result.output}`);
+/**
+ * `src/public-entries.ts`: a type-only import of every entry the installed packages'
+ * `exports` declare types for, so tsc checks the declarations of entries the example
+ * never imports (`@metnos/autopath/test`, `@metnos/sandbox/birth`, …) too.
+ */
+async function writePublicEntries(project: string, packages: PackedPackage[]): Promise<string[]> {
+  const specifiers: string[] = [];
+  for (const pkg of packages) {
+    const manifest = JSON.parse(
+      await readFile(join(project, 'node_modules', pkg.name, 'package.json'), 'utf8'),
+    ) as { exports?: Record<string, unknown> };
+    for (const [entry, target] of Object.entries(manifest.exports ?? {})) {
+      if (typeof target === 'object' && target !== null && 'types' in target)
+        specifiers.push(entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
+    }
   }
-  const note =
-    upstream.length > 0
-      ? `; ${upstream.length} inside drizzle-orm's own .d.ts (${UPSTREAM_TYPE_ERRORS.issue})`
-      : '';
-  return `strict, skipLibCheck: false, negative-types.ts refused: 0 errors in our code and types${note}`;
+  const lines = specifiers.map((specifier, index) => `import type * as entry${index} from '${specifier}';`);
+  await writeFile(
+    join(project, 'src', 'public-entries.ts'),
+    `// Written by consumer-check.ts: every public entry, for tsc to check.\n${lines.join('\n')}\n`,
+  );
+  return specifiers;
+}
+
+/** tsc over the consumer's sources and every public entry; throws on any error or a private module loaded. */
+async function typecheck(project: string, packages: PackedPackage[]): Promise<string> {
+  const entries = await writePublicEntries(project, packages);
+  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = await run(process.execPath, [tsc, '-p', project, '--pretty', 'false', '--listFiles'], {
+    cwd: project,
+  });
+  const lines = result.output.split('\n');
+  const errors = lines.filter((line) => /^\S.*: error TS\d+:/.test(line));
+  if (errors.length > 0 || result.code !== 0) {
+    throw new Error(`tsc: ${errors.length} errors\n${errors.join('\n') || result.output}`);
+  }
+  const loaded = lines.filter((line) => line.endsWith('.ts'));
+  const leaked = loaded.filter((file) =>
+    PRIVATE_TYPES.some((name) => file.includes(`/node_modules/${name}/`)),
+  );
+  if (leaked.length > 0) {
+    throw new Error(
+      `tsc loaded ${leaked.length} declaration files of ${PRIVATE_TYPES.join(', ')}, which our public ` +
+        `declarations must not name; first: ${leaked[0]} (tsc --explainFiles says which import)`,
+    );
+  }
+  return (
+    `strict, skipLibCheck: false, ${entries.length} public entries, ${loaded.length} files: 0 errors, ` +
+    `no ${PRIVATE_TYPES.join(', ')} declarations loaded; negative-types.ts refused`
+  );
 }
 
 /** The installed `metnos` binary: its version, `init`, and one sandboxed executor run in that workspace. */
@@ -139,7 +177,7 @@ try {
     () => runOrThrow('npm', npmArgs, { cwd: project, env: installEnv }),
     () => 'npm install of the tarballs',
   );
-  await stage('typecheck', () => typecheck(project), String);
+  await stage('typecheck', () => typecheck(project, packages), String);
   const output = await stage('run', () =>
     runOrThrow(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts'], {
       cwd: project,

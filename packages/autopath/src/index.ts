@@ -31,7 +31,6 @@ export {
   type Recognizer,
   type RecognizerSettings,
 } from './recognizer.ts';
-export { memoryVectors } from './stores/schema.ts';
 export {
   createVectorIndex,
   type LabelSimilarity,

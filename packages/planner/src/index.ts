@@ -48,6 +48,7 @@ export {
   createGapLog,
   detectLanguage,
   type GapLog,
+  type GapRecord,
   type Language,
   TERMINATOR_MESSAGES,
   type TerminationCause,

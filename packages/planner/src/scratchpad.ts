@@ -42,7 +42,7 @@ export type ScratchpadSettings =
 
 /**
  * Where large observations go for the rest of a turn: a SQLite table
- * (drizzle + better-sqlite3). The model sees a summary and can read the rest
+ * (better-sqlite3). The model sees a summary and can read the rest
  * with the builtin `scratchpad_read`.
  *
  * @example

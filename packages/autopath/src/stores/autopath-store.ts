@@ -42,6 +42,36 @@ export interface AutopathEntry {
   status: 'candidate' | 'champion' | 'challenger' | 'retired';
 }
 
+/**
+ * One turn as the `observations` table keeps it (`store.observations()`):
+ * which layer answered, with what plan, how fast, and how it ended. Written
+ * out rather than inferred from the table schema, so the package's public
+ * types need no ORM types; `schema-rows.test-d.ts` fails the typecheck when
+ * the two part.
+ *
+ * @example
+ * const [row] = store.observations('turn-1');
+ * if (row?.outcome === 'failure') console.log(row.layer, row.errorClass);
+ */
+export interface ObservationRow {
+  id: number;
+  /** When the turn ended, ISO 8601. */
+  ts: string;
+  turnId: string;
+  request: string;
+  intentHash: string | null;
+  planHash: string | null;
+  /** The plan that ran, as JSON. */
+  plan: string | null;
+  layer: string;
+  latencyMs: number;
+  /** The request's vector as Float32 bytes (`blobToVector` reads it). */
+  vector: Buffer | null;
+  outcome: 'success' | 'failure';
+  errorClass: string | null;
+  feedback: 'up' | 'down' | 'retry' | null;
+}
+
 /** Composite score: Laplace success rate, nudged by feedback, discounted by latency. */
 export function compositeScore(row: {
   uses: number;
@@ -421,7 +451,7 @@ export function createAutopathStore(
       }
       return true;
     },
-    observations(turnId?: string): Array<typeof observations.$inferSelect> {
+    observations(turnId?: string): ObservationRow[] {
       return turnId === undefined
         ? db.select().from(observations).all()
         : db.select().from(observations).where(eq(observations.turnId, turnId)).all();

@@ -5,6 +5,7 @@ export {
   type AutopathStore,
   compositeScore,
   createAutopathStore,
+  type ObservationRow,
 } from './autopath-store.ts';
 export {
   type AgingRules,
@@ -13,7 +14,6 @@ export {
   type FastpathStore,
 } from './fastpath-store.ts';
 export { packageMigrations, type StoreMigrations } from './migrations.ts';
-export { antiAutopaths, autopaths, clusters, fastpaths, memoryVectors, observations } from './schema.ts';
 export {
   blobToVector,
   dot,

@@ -164,6 +164,33 @@ export function detectLanguage(request: string): Language {
 }
 
 /**
+ * One row of the gap log (`log.list()`): a cause and a request signature,
+ * how often they recurred, and when. Written out rather than inferred from
+ * the table schema, so the package's public types need no ORM types;
+ * `stores/schema-rows.test-d.ts` fails the typecheck when the two part.
+ *
+ * @example
+ * const [top] = log.list(); // most frequent first
+ * if (top) console.log(`${top.cause} ×${top.count}: ${top.example}`);
+ */
+export interface GapRecord {
+  id: number;
+  /** A `TerminationCause`, as stored. */
+  cause: string;
+  /** The first 24 hex digits of the SHA-256 of the normalised request or intent. */
+  signature: string;
+  /** The first request seen with this signature, cut to 500 characters. */
+  example: string;
+  /** The latest detail, cut to 500 characters. */
+  detail: string;
+  count: number;
+  /** ISO 8601. */
+  firstSeen: string;
+  /** ISO 8601. */
+  lastSeen: string;
+}
+
+/**
  * The gap log: every termination, grouped by cause and by what was asked
  * (the intent, or the normalised request), with a recurrence counter — the
  * raw material for deciding which executor to build next.
@@ -208,7 +235,7 @@ export function createGapLog(
           .get()?.count ?? 1
       );
     },
-    list(): Array<typeof gaps.$inferSelect> {
+    list(): GapRecord[] {
       return db.select().from(gaps).orderBy(sql`${gaps.count} desc`).all();
     },
     close(): void {
