@@ -39,13 +39,23 @@ export function userPath(place: { cwd: string }, path: string): string {
   return isAbsolute(path) ? path : resolve(place.cwd, path);
 }
 
-/** Reads the environment once, at the edge. `pnpm metnos` runs from the repo root; INIT_CWD is where the user was. */
+/**
+ * The folder the person ran the command in. `pnpm metnos` runs from the repository root and
+ * leaves that folder in INIT_CWD; npx also sets INIT_CWD, to where npx started, which a shell
+ * inside `npx -c '…'` may have left: under npx the process's own folder is the truth.
+ */
+export function userCwd(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.INIT_CWD && env.npm_lifecycle_event !== 'npx') return env.INIT_CWD;
+  return process.cwd();
+}
+
+/** Reads the environment once, at the edge. */
 export async function resolvePlace(options: {
   executors?: string;
   workspace?: string;
   configDir?: string;
 }): Promise<CliPlace> {
-  const cwd = process.env.INIT_CWD || process.cwd();
+  const cwd = userCwd();
   // the nearest metnos.toml above the current folder, else the workspace `metnos init` made by default
   const config =
     (await findWorkspaceConfig(cwd)) ??

@@ -11,6 +11,7 @@ import {
   readPublicKey,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo } from '../output.ts';
+import { userCwd } from '../workspace.ts';
 
 export const INIT_HELP = `metnos init — create a Metnos workspace
 
@@ -70,7 +71,7 @@ export async function initCommand(argv: string[], io: CliIo): Promise<number> {
     io.out(INIT_HELP);
     return 0;
   }
-  const cwd = process.env.INIT_CWD || process.cwd();
+  const cwd = userCwd();
   const dir = positionals[0] ? resolve(cwd, positionals[0]) : defaultInitDir();
   const toml = join(dir, 'metnos.toml');
   if (existsSync(toml) && !values.force) {
