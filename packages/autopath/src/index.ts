@@ -17,6 +17,7 @@ export {
   VectorIndexError,
 } from './errors.ts';
 export { createHashingEmbedder, type HashingEmbedderSettings } from './hashing-embedder.ts';
+export { type LabelledVector, labelSimilaritiesOf } from './label-similarities.ts';
 export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';
 export {
   type CalibrationExample,
@@ -29,6 +30,7 @@ export {
   fitDecisionRule,
   type Recognition,
   type Recognizer,
+  type RecognizerIndex,
   type RecognizerSettings,
 } from './recognizer.ts';
 export {

@@ -2,6 +2,14 @@ import { VectorIndexError } from './errors.ts';
 import type { LabelSimilarity, ScanOptions, VectorIndex } from './vector-index.ts';
 
 /**
+ * What a recognizer reads: a {@link VectorIndex}, or any store that can say
+ * how each of its labels looks from a query (the L0 and L1 stores, through
+ * `labelSimilaritiesOf`). `entries()` names the stored texts so calibration
+ * can leave an example's own copy out; a store without texts returns none.
+ */
+export type RecognizerIndex = Pick<VectorIndex, 'size' | 'entries' | 'embed' | 'labelSimilarities'>;
+
+/**
  * When to serve a remembered plan. A label's score mixes the cosine with its
  * nearest stored request and with its centroid: `mix * nearest + (1 - mix) *
  * centroid`. The best label is served when its score reaches `threshold` and
@@ -71,13 +79,19 @@ export interface CalibrationReport {
 
 /** Settings of {@link createRecognizer}. */
 export interface RecognizerSettings {
-  index: VectorIndex;
+  index: RecognizerIndex;
   /**
    * Starting rule, replaced by `calibrate`, and the floor of a calibration on
    * fewer than `minimumExamples`. Defaults (for the hashing embedder): threshold
    * 0.6, margin 0.08, mix 0.5.
    */
   rule?: Partial<DecisionRule>;
+  /**
+   * A rule an earlier calibration fitted (say, read back from the store),
+   * in force until the next `calibrate`. `rule` stays the floor a small
+   * calibration may not loosen.
+   */
+  calibrated?: DecisionRule;
 }
 
 /** Decides serve-or-miss for a request against the labelled requests of a vector index. */
@@ -253,7 +267,7 @@ export function evaluateRule(points: CalibrationPoint[], rule: DecisionRule): Ca
 export function createRecognizer(settings: RecognizerSettings): Recognizer {
   const { index } = settings;
   const start: DecisionRule = { threshold: 0.6, margin: 0.08, mix: 0.5, ...settings.rule };
-  let rule = start;
+  let rule = settings.calibrated ?? start;
 
   const recognizeVector = (vector: Float32Array, options?: ScanOptions): Recognition => {
     const similarities = index.labelSimilarities(vector, options);

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, gt } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { labelSimilaritiesOf } from '../label-similarities.ts';
+import type { LabelSimilarity, ScanOptions } from '../vector-index.ts';
+import { calibrationsOf } from './calibrations.ts';
 import { autopathStoreMigrations } from './migrations.ts';
 import { antiAutopaths, autopaths, clusters, observations } from './schema.ts';
 import {
@@ -40,6 +43,10 @@ export interface AutopathEntry {
   failures: number;
   score: number;
   status: 'candidate' | 'champion' | 'challenger' | 'retired';
+  /** The qualifiers of the requests it served; undefined when learned before they were kept. */
+  qualifiers: string[] | undefined;
+  /** Request slots the template does not bind: a request must carry the same values. */
+  pinned: Record<string, string>;
 }
 
 /**
@@ -92,6 +99,10 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined 
   const slots = readStoredJson(row.slots);
   const tools = readStoredJson(row.tools);
   if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
+  const qualifiers = row.qualifiers === null ? undefined : readStoredJson(row.qualifiers);
+  const pinned = row.pinned === null ? {} : readStoredJson(row.pinned);
+  if (qualifiers !== undefined && !Array.isArray(qualifiers)) return undefined;
+  if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return undefined;
   return {
     id: row.id,
     clusterId: row.clusterId,
@@ -105,8 +116,13 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined 
     failures: row.failures,
     score: row.score,
     status: row.status,
+    qualifiers: qualifiers as string[] | undefined,
+    pinned: pinned as Record<string, string>,
   };
 }
+
+/** Rows compete for a cluster's championship only with rows of the same qualifiers. */
+const qualifierGroup = (row: { qualifiers: string | null }) => row.qualifiers ?? 'null';
 
 /**
  * The L1 Autopath store: `autopaths` (plans that worked, per semantic
@@ -143,34 +159,77 @@ export function createAutopathStore(
         .run();
   }
 
+  /**
+   * Champion and challengers, per cluster and per qualifier group (a plan for
+   * "the first lines" never competes with one for "the last lines"). A plan
+   * is promoted after `promoteAfter` successes, unless the user said down to
+   * it more often than up; a challenger with `challengerMinUses` uses and a
+   * better score takes the champion's place.
+   */
   function settleCluster(clusterId: string): void {
     const rows = db.select().from(autopaths).where(eq(autopaths.clusterId, clusterId)).all();
+    const groups = new Map<string, typeof rows>();
+    for (const row of rows)
+      groups.set(qualifierGroup(row), [...(groups.get(qualifierGroup(row)) ?? []), row]);
+    for (const group of groups.values()) settleGroup(group);
+  }
+
+  function settleGroup(rows: Array<typeof autopaths.$inferSelect>): void {
+    const setStatus = (id: string, status: AutopathEntry['status']) =>
+      db.update(autopaths).set({ status }).where(eq(autopaths.id, id)).run();
     const champion = rows.find((row) => row.status === 'champion');
     for (const row of rows) {
       if (row.status === 'retired' || row.id === champion?.id) continue;
       if (!champion) {
-        if (row.successes >= rules.promoteAfter) {
-          db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
-          settleCluster(clusterId);
+        if (row.successes >= rules.promoteAfter && row.feedbackDown <= row.feedbackUp) {
+          setStatus(row.id, 'champion');
           return;
         }
         continue;
       }
-      if (row.successes > 0 && row.status === 'candidate')
-        db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, row.id)).run();
-      if (row.uses >= rules.challengerMinUses && row.score > champion.score) {
-        db.update(autopaths).set({ status: 'challenger' }).where(eq(autopaths.id, champion.id)).run();
-        db.update(autopaths).set({ status: 'champion' }).where(eq(autopaths.id, row.id)).run();
+      if (row.successes > 0 && row.status === 'candidate') setStatus(row.id, 'challenger');
+      if (
+        row.uses >= rules.challengerMinUses &&
+        row.score > champion.score &&
+        row.feedbackDown <= row.feedbackUp
+      ) {
+        setStatus(champion.id, 'challenger');
+        setStatus(row.id, 'champion');
         return;
       }
     }
   }
 
+  const calibrations = calibrationsOf(db, 'autopath', clock);
+
+  /** An up vote makes a plan its group's champion when the group has none (retired plans stay retired). */
+  function promote(id: string): void {
+    const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();
+    if (!row || row.status === 'retired' || row.status === 'champion') return;
+    if (row.feedbackDown > row.feedbackUp || store.isAnti(row.intentHash, row.planHash)) return;
+    const rival = db
+      .select()
+      .from(autopaths)
+      .where(and(eq(autopaths.clusterId, row.clusterId), eq(autopaths.status, 'champion')))
+      .all()
+      .some((other) => qualifierGroup(other) === qualifierGroup(row));
+    db.update(autopaths)
+      .set({ status: rival ? 'challenger' : 'champion' })
+      .where(eq(autopaths.id, id))
+      .run();
+  }
+
   const store = {
     rules,
-    /** Puts a vector in the nearest cluster (updating its centroid) or starts a new one. */
-    assignCluster(vector: Float32Array): { id: string; score: number; created: boolean } {
-      const nearest = store.nearestCluster(vector);
+    /**
+     * Puts a vector in the nearest cluster (updating its centroid) or starts a
+     * new one. With `embedderId`, only clusters of that embedder are joined.
+     */
+    assignCluster(
+      vector: Float32Array,
+      embedderId?: string,
+    ): { id: string; score: number; created: boolean } {
+      const nearest = store.nearestCluster(vector, embedderId);
       if (nearest && nearest.score >= rules.clusterThreshold) {
         const row = db.select().from(clusters).where(eq(clusters.id, nearest.id)).get()!;
         const centroid = blobToVector(row.centroid)!;
@@ -190,14 +249,21 @@ export function createAutopathStore(
       }
       const id = ids();
       db.insert(clusters)
-        .values({ id, centroid: vectorToBlob(vector), members: 1, createdAt: clock().toISOString() })
+        .values({
+          id,
+          centroid: vectorToBlob(vector),
+          members: 1,
+          createdAt: clock().toISOString(),
+          embedderId: embedderId ?? null,
+        })
         .run();
       return { id, score: 1, created: true };
     },
-    /** The cluster whose centroid is closest to the vector. */
-    nearestCluster(vector: Float32Array): { id: string; score: number } | undefined {
+    /** The cluster whose centroid is closest to the vector (of `embedderId`'s clusters, when given). */
+    nearestCluster(vector: Float32Array, embedderId?: string): { id: string; score: number } | undefined {
       let best: { id: string; score: number } | undefined;
       for (const row of db.select().from(clusters).all()) {
+        if (embedderId !== undefined && row.embedderId !== embedderId) continue;
         const centroid = blobToVector(row.centroid);
         if (!centroid || centroid.length !== vector.length) continue;
         const score = dot(vector, centroid);
@@ -214,6 +280,8 @@ export function createAutopathStore(
       slots: string[];
       tools: Array<{ name: string; version: string }>;
       latencyMs: number;
+      qualifiers?: string[];
+      pinned?: Record<string, string>;
     }): AutopathEntry {
       const now = clock().toISOString();
       const existing = db
@@ -228,6 +296,9 @@ export function createAutopathStore(
             successes: existing.successes + 1,
             totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
             updatedAt: now,
+            ...(existing.qualifiers === null && input.qualifiers
+              ? { qualifiers: JSON.stringify(input.qualifiers), pinned: JSON.stringify(input.pinned ?? {}) }
+              : {}),
           })
           .where(eq(autopaths.id, existing.id))
           .run();
@@ -252,6 +323,8 @@ export function createAutopathStore(
           status: 'candidate' as const,
           createdAt: now,
           updatedAt: now,
+          qualifiers: input.qualifiers ? JSON.stringify(input.qualifiers) : null,
+          pinned: JSON.stringify(input.pinned ?? {}),
         };
         db.insert(autopaths)
           .values({ ...row, score: compositeScore(row) })
@@ -348,16 +421,78 @@ export function createAutopathStore(
         .filter((row) => row.failures >= rules.antiAfter)
         .map((row) => ({ planHash: row.planHash, reason: row.reason, expiresAt: row.expiresAt }));
     },
-    /** The champion of a cluster, unless an anti-autopath excludes it. */
-    champion(clusterId: string): AutopathEntry | undefined {
+    /**
+     * The champion of a cluster, unless an anti-autopath excludes it. With
+     * `qualifiers`, the champion of that qualifier group only: a plan learned
+     * for other qualifiers (or before they were kept) is never it.
+     */
+    champion(clusterId: string, qualifiers?: readonly string[]): AutopathEntry | undefined {
+      const group = qualifiers === undefined ? undefined : JSON.stringify(qualifiers);
       const row = db
         .select()
         .from(autopaths)
         .where(and(eq(autopaths.clusterId, clusterId), eq(autopaths.status, 'champion')))
-        .get();
+        .all()
+        .find((candidate) => group === undefined || candidate.qualifiers === group);
       if (!row || store.isAnti(row.intentHash, row.planHash)) return undefined;
       return toEntry(row);
     },
+    /**
+     * How each champion looks from `vector`, through its cluster's centroid:
+     * the recognizer's input for L1. Labels are autopath ids; champions of
+     * clusters another embedder made, anti-autopaths and `excludeIds` are left out.
+     */
+    championSimilarities(
+      vector: Float32Array,
+      options: ScanOptions & { embedderId?: string } = {},
+    ): LabelSimilarity[] {
+      const centroids = new Map<string, Float32Array>();
+      for (const row of db.select().from(clusters).all()) {
+        if (options.embedderId !== undefined && row.embedderId !== options.embedderId) continue;
+        const centroid = blobToVector(row.centroid);
+        if (centroid) centroids.set(row.id, centroid);
+      }
+      const items = db
+        .select()
+        .from(autopaths)
+        .where(eq(autopaths.status, 'champion'))
+        .all()
+        .filter((row) => centroids.has(row.clusterId) && !store.isAnti(row.intentHash, row.planHash))
+        .map((row) => ({ id: row.id, label: row.id, vector: centroids.get(row.clusterId)! }));
+      return labelSimilaritiesOf(items, vector, options);
+    },
+    /** An autopath by id. */
+    get(id: string): AutopathEntry | undefined {
+      const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();
+      return row ? toEntry(row) : undefined;
+    },
+    /**
+     * Retires the autopaths whose executors were superseded (another default
+     * version) or disappeared; returns their ids.
+     */
+    invalidate(currentVersion: (name: string) => string | undefined): string[] {
+      const doomed = db
+        .select()
+        .from(autopaths)
+        .all()
+        .filter((row) => row.status !== 'retired')
+        .filter((row) => {
+          const tools = readStoredJson(row.tools);
+          return (
+            !Array.isArray(tools) ||
+            tools.some(
+              (tool: { name?: unknown; version?: unknown }) =>
+                typeof tool?.name !== 'string' || currentVersion(tool.name) !== tool.version,
+            )
+          );
+        })
+        .map((row) => row.id);
+      if (doomed.length > 0)
+        db.update(autopaths).set({ status: 'retired' }).where(inArray(autopaths.id, doomed)).run();
+      return doomed;
+    },
+    /** The recognizer's calibrations, one per embedder id, kept in this file. */
+    calibrations,
     /** The best champion for an exact intent hash. */
     championForIntent(intentHash: string): AutopathEntry | undefined {
       const rows = db
@@ -414,7 +549,10 @@ export function createAutopathStore(
     },
     /**
      * Records feedback for a turn as a new observation row (the log stays
-     * append-only) and applies it to the autopath that served or was learned.
+     * append-only) and applies it to the autopath that served or was learned:
+     * `up` counts for the plan and promotes it when its group has no
+     * champion; `down` and `retry` count against it, take its championship
+     * away, and count towards an anti-autopath (the second makes one).
      */
     feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean {
       const original = db
@@ -435,11 +573,20 @@ export function createAutopathStore(
             and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash)),
           )
           .all()) {
+          const up = kind === 'up';
           db.update(autopaths)
-            .set(kind === 'up' ? { feedbackUp: row.feedbackUp + 1 } : { feedbackDown: row.feedbackDown + 1 })
+            .set(
+              up
+                ? { feedbackUp: row.feedbackUp + 1 }
+                : {
+                    feedbackDown: row.feedbackDown + 1,
+                    ...(row.status === 'champion' ? { status: 'challenger' as const } : {}),
+                  },
+            )
             .where(eq(autopaths.id, row.id))
             .run();
           rescore(row.id);
+          if (up) promote(row.id);
           settleCluster(row.clusterId);
         }
         if (kind !== 'up')

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { type LabelledVector, labelSimilaritiesOf } from '../label-similarities.ts';
+import type { LabelSimilarity, ScanOptions } from '../vector-index.ts';
+import { calibrationsOf } from './calibrations.ts';
 import { autopathStoreMigrations } from './migrations.ts';
 import { fastpaths } from './schema.ts';
 import {
@@ -24,6 +27,31 @@ export interface FastpathEntry {
   uses: number;
   createdAt: string;
   lastUsedAt: string | undefined;
+  /** The intent it was learned for (anti-autopaths and feedback are keyed on it). */
+  intentHash: string | undefined;
+  /** The template's plan hash: the label recognition serves. */
+  planHash: string | undefined;
+  /** The request's qualifiers; undefined for an entry learned before they were kept. */
+  qualifiers: string[] | undefined;
+  /** Request slots the template does not bind: a request must carry the same values. */
+  pinned: Record<string, string>;
+  /** The embedder that made `vector`. */
+  embedderId: string | undefined;
+}
+
+/** What {@link FastpathStore.save} keeps for a plan that worked. */
+export interface FastpathInput {
+  fingerprint: string;
+  request: string;
+  template: unknown;
+  slots: string[];
+  tools: Array<{ name: string; version: string }>;
+  vector?: Float32Array;
+  intentHash?: string;
+  planHash?: string;
+  qualifiers?: string[];
+  pinned?: Record<string, string>;
+  embedderId?: string;
 }
 
 /** Aging rules. */
@@ -44,6 +72,10 @@ function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry | undefined 
   const slots = readStoredJson(row.slots);
   const tools = readStoredJson(row.tools);
   if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
+  const qualifiers = row.qualifiers === null ? undefined : readStoredJson(row.qualifiers);
+  const pinned = row.pinned === null ? {} : readStoredJson(row.pinned);
+  if (qualifiers !== undefined && !Array.isArray(qualifiers)) return undefined;
+  if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return undefined;
   return {
     id: row.id,
     fingerprint: row.fingerprint,
@@ -55,6 +87,11 @@ function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry | undefined 
     uses: row.uses,
     createdAt: row.createdAt,
     lastUsedAt: row.lastUsedAt ?? undefined,
+    intentHash: row.intentHash ?? undefined,
+    planHash: row.planHash ?? undefined,
+    qualifiers: qualifiers as string[] | undefined,
+    pinned: pinned as Record<string, string>,
+    embedderId: row.embedderId ?? undefined,
   };
 }
 
@@ -80,17 +117,11 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
   const ids = location.ids ?? randomUUID;
   let cache: FastpathEntry[] | undefined;
   const entries = () => (cache ??= readable(db.select().from(fastpaths).all()));
+  const calibrations = calibrationsOf(db, 'fastpath', clock);
 
   return {
     /** Saves (or refreshes) the plan for a fingerprint. */
-    save(input: {
-      fingerprint: string;
-      request: string;
-      template: unknown;
-      slots: string[];
-      tools: Array<{ name: string; version: string }>;
-      vector?: Float32Array;
-    }): FastpathEntry {
+    save(input: FastpathInput): FastpathEntry {
       const now = clock().toISOString();
       const existing = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get();
       const values = {
@@ -99,6 +130,11 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
         slots: JSON.stringify(input.slots),
         tools: JSON.stringify(input.tools),
         vector: input.vector ? vectorToBlob(input.vector) : null,
+        intentHash: input.intentHash ?? null,
+        planHash: input.planHash ?? null,
+        qualifiers: input.qualifiers ? JSON.stringify(input.qualifiers) : null,
+        pinned: JSON.stringify(input.pinned ?? {}),
+        embedderId: input.vector ? (input.embedderId ?? null) : null,
       };
       if (existing) db.update(fastpaths).set(values).where(eq(fastpaths.id, existing.id)).run();
       else
@@ -127,6 +163,53 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
         .sort((a, b) => b.score - a.score)
         .slice(0, k);
     },
+    /**
+     * Every label's (plan's) nearest entry and centroid as seen from `vector`,
+     * for the recognizer: entries whose vector another embedder made (or an
+     * unknown one, before the store kept embedder ids) are left out, as are
+     * `excludeIds` — entries the caller found incompatible with the request.
+     */
+    labelSimilarities(
+      vector: Float32Array,
+      options: ScanOptions & { embedderId?: string } = {},
+    ): LabelSimilarity[] {
+      const items: LabelledVector[] = [];
+      for (const entry of entries()) {
+        if (!entry.vector) continue;
+        if (options.embedderId !== undefined && entry.embedderId !== options.embedderId) continue;
+        items.push({ id: entry.id, label: entry.planHash ?? `entry:${entry.id}`, vector: entry.vector });
+      }
+      return labelSimilaritiesOf(items, vector, options);
+    },
+    /** An entry by id. */
+    get(id: string): FastpathEntry | undefined {
+      return entries().find((entry) => entry.id === id);
+    },
+    /** Replaces vectors (say, re-embedded by a new embedder) and records whose they are. */
+    setVectors(updates: Array<{ id: string; vector: Float32Array }>, embedderId: string): void {
+      client.transaction(() => {
+        for (const update of updates)
+          db.update(fastpaths)
+            .set({ vector: vectorToBlob(update.vector), embedderId })
+            .where(eq(fastpaths.id, update.id))
+            .run();
+      })();
+      cache = undefined;
+    },
+    /** Removes the entries that replay one plan for one intent (a plan the user said down to); returns their ids. */
+    removePlan(intentHash: string, planHash: string): string[] {
+      const doomed = db
+        .select({ id: fastpaths.id })
+        .from(fastpaths)
+        .where(and(eq(fastpaths.intentHash, intentHash), eq(fastpaths.planHash, planHash)))
+        .all()
+        .map((row) => row.id);
+      if (doomed.length > 0) db.delete(fastpaths).where(inArray(fastpaths.id, doomed)).run();
+      cache = undefined;
+      return doomed;
+    },
+    /** The recognizer's calibrations, one per embedder id, kept in this file. */
+    calibrations,
     markUsed(id: string): void {
       const row = db.select().from(fastpaths).where(eq(fastpaths.id, id)).get();
       if (!row) return;

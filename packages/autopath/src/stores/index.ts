@@ -7,10 +7,12 @@ export {
   createAutopathStore,
   type ObservationRow,
 } from './autopath-store.ts';
+export type { StoredCalibration } from './calibrations.ts';
 export {
   type AgingRules,
   createFastpathStore,
   type FastpathEntry,
+  type FastpathInput,
   type FastpathStore,
 } from './fastpath-store.ts';
 export { packageMigrations, type StoreMigrations } from './migrations.ts';

@@ -49,6 +49,27 @@ function freshFile(): string {
   return path;
 }
 
+/** The migrations folder as it was when the first migration was the only one. */
+const baselineOnly = (() => {
+  const folder = join(root, 'baseline-only');
+  cpSync(migrations.folder, folder, { recursive: true });
+  const journalFile = join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
+  journal.entries = journal.entries.slice(0, 1);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return { folder, table: migrations.table };
+})();
+
+/** A file with the first migration only, opened the way every store opens one. */
+function baselineFile(): string {
+  const path = fileNamed('baseline.sqlite');
+  openDatabase({ path }, baselineOnly).client.close();
+  return path;
+}
+
+/** Adopts a legacy file with the first migration only: what adoption alone does to it. */
+const adoptOnly = (path: string) => openDatabase({ path }, baselineOnly).client.close();
+
 const vector = (value: number) => Buffer.from(new Float32Array(8).fill(value).buffer);
 
 describe('the first migration', () => {
@@ -58,7 +79,7 @@ describe('the first migration', () => {
       LEGACY_FASTPATH_SQL + LEGACY_AUTOPATH_SQL + LEGACY_VECTOR_INDEX_SQL,
     );
     const before = schemaOf(legacy);
-    const after = schemaOf(freshFile());
+    const after = schemaOf(baselineFile());
     expect(Object.keys(after.tables).sort()).toEqual([
       'anti_autopaths',
       'autopaths',
@@ -75,7 +96,7 @@ describe('the first migration', () => {
     const { snapshot } = readMigrationJournal(migrations.folder);
     const current = await generateSQLiteDrizzleJson(schema);
     const pending = await generateSQLiteMigration(snapshot as never, current as never);
-    expect(pending, 'run `pnpm --filter @metnos/autopath db:generate -- --name=<change>`').toEqual([]);
+    expect(pending, 'run `pnpm --filter @metnos/autopath db:generate --name=<change>`').toEqual([]);
   });
 
   it('is found where drizzle.config.ts writes it, and recorded in the table it names', () => {
@@ -110,12 +131,16 @@ describe('a file from before migrations', () => {
       insert.run('old-2', 'read b', 'read b.md', '{"steps":[]}', vector(0.2), 0);
     });
     const created = tableSql(path);
+    adoptOnly(path);
+    expect(tableSql(path)).toEqual(created);
+    expect(recorded(path)).toEqual([known[0]!.hash]);
 
     const store = createFastpathStore({ path });
     expect(store.list().map((entry) => [entry.id, entry.request, entry.uses])).toEqual([
       ['old-1', 'read a.md', 3],
       ['old-2', 'read b.md', 0],
     ]);
+    expect(store.list()[0]).toMatchObject({ qualifiers: undefined, pinned: {}, embedderId: undefined });
     expect(store.byFingerprint('read a')?.template).toEqual({ steps: [{ tool: 'fs_read' }] });
     expect(() =>
       readStoreFile(path, (db) =>
@@ -128,8 +153,7 @@ describe('a file from before migrations', () => {
     store.save({ fingerprint: 'read c', request: 'read c.md', template: {}, slots: [], tools: [] });
     store.close();
 
-    expect(tableSql(path)).toEqual(created);
-    expect(recorded(path)).toEqual([known[0]!.hash]);
+    expect(recorded(path)).toEqual(known.map((migration) => migration.hash));
     expect(schemaOf(path)).toEqual(schemaOf(freshFile()));
   });
 
@@ -154,7 +178,7 @@ describe('a file from before migrations', () => {
     expect(() => readStoreFile(path, (db) => db.prepare('DELETE FROM observations').run())).toThrow(
       /append-only/,
     );
-    expect(recorded(path)).toEqual([known[0]!.hash]);
+    expect(recorded(path)).toEqual(known.map((migration) => migration.hash));
     expect(schemaOf(path)).toEqual(schemaOf(freshFile()));
   });
 
@@ -173,7 +197,7 @@ describe('a file from before migrations', () => {
     ]);
     expect((await index.search('jazz please', 1))[0]?.id).toBe('v1');
     index.close();
-    expect(recorded(path)).toEqual([known[0]!.hash]);
+    expect(recorded(path)).toEqual(known.map((migration) => migration.hash));
   });
 });
 

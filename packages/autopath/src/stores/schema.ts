@@ -1,4 +1,4 @@
-import { blob, index, integer, real, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, real, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core';
 
 // The one description of every table this package keeps. drizzle-kit reads this
 // file (`pnpm --filter @metnos/autopath db:generate`) and writes the migrations in
@@ -17,6 +17,16 @@ export const fastpaths = sqliteTable('fastpaths', {
   uses: integer('uses').notNull(),
   createdAt: text('created_at').notNull(),
   lastUsedAt: text('last_used_at'),
+  /** The intent the plan was learned for; anti-autopaths and feedback are keyed on it. */
+  intentHash: text('intent_hash'),
+  /** The template's plan hash: the label the recognizer serves. */
+  planHash: text('plan_hash'),
+  /** The request's qualifiers (JSON array); null for a row learned before they were kept. */
+  qualifiers: text('qualifiers'),
+  /** Request slots the template does not bind (JSON object): a request must carry the same values. */
+  pinned: text('pinned'),
+  /** The embedder that made `vector`; vectors of another embedder are re-embedded or ignored. */
+  embedderId: text('embedder_id'),
 });
 
 /** The L1 store's semantic clusters: a centroid and how many requests joined it. */
@@ -25,6 +35,8 @@ export const clusters = sqliteTable('clusters', {
   centroid: blob('centroid', { mode: 'buffer' }).notNull(),
   members: integer('members').notNull(),
   createdAt: text('created_at').notNull(),
+  /** The embedder of the centroid; clusters of another embedder are not matched. */
+  embedderId: text('embedder_id'),
 });
 
 /** The L1 store's plans per cluster, with counters, score and champion/challenger status. */
@@ -48,6 +60,9 @@ export const autopaths = sqliteTable(
     status: text('status', { enum: ['candidate', 'champion', 'challenger', 'retired'] }).notNull(),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
+    /** As in `fastpaths`: the qualifiers (null: learned before they were kept) and the pinned slots. */
+    qualifiers: text('qualifiers'),
+    pinned: text('pinned'),
   },
   (table) => [unique().on(table.clusterId, table.planHash), index('autopaths_intent').on(table.intentHash)],
 );
@@ -105,4 +120,29 @@ export const memoryVectors = sqliteTable(
     createdAt: text('created_at').notNull(),
   },
   (table) => [index('memory_vectors_space').on(table.space)],
+);
+
+/**
+ * The recognizer's decision rule per store (`space`: `fastpath`, `autopath`)
+ * and per embedder: a calibration fitted on one embedder's vectors says
+ * nothing about another's, so each keeps its own beside the vectors.
+ */
+export const recognizerCalibrations = sqliteTable(
+  'recognizer_calibrations',
+  {
+    space: text('space').notNull(),
+    embedderId: text('embedder_id').notNull(),
+    threshold: real('threshold').notNull(),
+    margin: real('margin').notNull(),
+    mix: real('mix').notNull(),
+    /** How many examples the fit saw, and what it measured on them (fractions). */
+    examples: integer('examples').notNull(),
+    correctReuse: real('correct_reuse').notNull(),
+    wrongReuse: real('wrong_reuse').notNull(),
+    falseHits: real('false_hits').notNull(),
+    /** 1 when the examples were too few and the starting rule bounded the fit. */
+    bounded: integer('bounded', { mode: 'boolean' }).notNull(),
+    calibratedAt: text('calibrated_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.space, table.embedderId] })],
 );

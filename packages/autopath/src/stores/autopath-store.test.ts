@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { createAutopathStore } from './autopath-store.ts';
+
+const unit = (...values: number[]) => {
+  const norm = Math.hypot(...values) || 1;
+  return Float32Array.from(values.map((value) => value / norm));
+};
+
+const tools = [{ name: 'fs_read', version: '1.0.0' }];
+
+function learn(
+  store: ReturnType<typeof createAutopathStore>,
+  input: { clusterId: string; planHash: string; qualifiers?: string[]; intentHash?: string },
+) {
+  return store.recordSuccess({
+    intentHash: input.intentHash ?? 'read-file',
+    template: { plan: input.planHash },
+    slots: [],
+    tools,
+    latencyMs: 10,
+    ...input,
+  });
+}
+
+describe('the autopath store', () => {
+  it('crowns one champion per cluster and qualifier group: "first" never competes with "last"', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const cluster = store.assignCluster(unit(1, 0), 'hash-v1');
+    for (let turn = 0; turn < 2; turn++) {
+      learn(store, { clusterId: cluster.id, planHash: 'head', qualifiers: ['position:first'] });
+      learn(store, { clusterId: cluster.id, planHash: 'tail', qualifiers: ['position:last'] });
+    }
+    expect(store.champion(cluster.id, ['position:first'])?.planHash).toBe('head');
+    expect(store.champion(cluster.id, ['position:last'])?.planHash).toBe('tail');
+    expect(store.champion(cluster.id, ['position:first', 'day:today'])).toBeUndefined();
+    expect(store.list().filter((entry) => entry.status === 'champion')).toHaveLength(2);
+  });
+
+  it('matches clusters of the embedder asked for only', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const mine = store.assignCluster(unit(1, 0), 'hash-v1');
+    expect(store.nearestCluster(unit(1, 0), 'onnx')).toBeUndefined();
+    expect(store.nearestCluster(unit(1, 0), 'hash-v1')?.id).toBe(mine.id);
+    expect(store.assignCluster(unit(1, 0), 'onnx').created).toBe(true);
+  });
+
+  it('scores champions through their cluster centroid, leaving anti-autopaths out', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const near = store.assignCluster(unit(1, 0.1), 'e');
+    const far = store.assignCluster(unit(0, 1), 'e');
+    const head = learn(store, { clusterId: near.id, planHash: 'head' });
+    learn(store, { clusterId: near.id, planHash: 'head' });
+    learn(store, { clusterId: far.id, planHash: 'list' });
+    learn(store, { clusterId: far.id, planHash: 'list' });
+    const seen = store.championSimilarities(unit(1, 0), { embedderId: 'e' });
+    expect(seen.map((label) => label.label)[0]).toBe(head.id);
+    store.recordFailure({ intentHash: 'read-file', planHash: 'head', reason: 'x' });
+    store.recordFailure({ intentHash: 'read-file', planHash: 'head', reason: 'x' });
+    expect(
+      store.championSimilarities(unit(1, 0), { embedderId: 'e' }).map((label) => label.label),
+    ).not.toContain(head.id);
+  });
+
+  it('up promotes a plan seen once; down takes the championship away and two make an anti-autopath', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const cluster = store.assignCluster(unit(1, 0), 'e');
+    learn(store, { clusterId: cluster.id, planHash: 'head', qualifiers: [] });
+    store.observe({
+      turnId: 't1',
+      request: 'read the first lines',
+      intentHash: 'read-file',
+      planHash: 'head',
+      layer: 'engine',
+      latencyMs: 5,
+      outcome: 'success',
+    });
+    expect(store.champion(cluster.id, [])).toBeUndefined();
+    expect(store.feedback('t1', 'up')).toBe(true);
+    expect(store.champion(cluster.id, [])?.planHash).toBe('head');
+
+    store.feedback('t1', 'down');
+    expect(store.champion(cluster.id, [])).toBeUndefined();
+    expect(store.isAnti('read-file', 'head')).toBe(false);
+
+    store.feedback('t1', 'down');
+    expect(store.isAnti('read-file', 'head')).toBe(true);
+    expect(store.get(store.list()[0]!.id)?.status).toBe('retired');
+    store.feedback('t1', 'up');
+    expect(store.champion(cluster.id, [])).toBeUndefined();
+  });
+
+  it('does not promote a plan the user said down to more often than up, however often it succeeds', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const cluster = store.assignCluster(unit(1, 0), 'e');
+    learn(store, { clusterId: cluster.id, planHash: 'tail', qualifiers: [] });
+    store.observe({
+      turnId: 't2',
+      request: 'read the last lines',
+      intentHash: 'read-file',
+      planHash: 'tail',
+      layer: 'engine',
+      latencyMs: 5,
+      outcome: 'success',
+    });
+    store.feedback('t2', 'down');
+    for (let turn = 0; turn < 3; turn++)
+      learn(store, { clusterId: cluster.id, planHash: 'tail', qualifiers: [] });
+    expect(store.champion(cluster.id, [])).toBeUndefined();
+    store.feedback('t2', 'up');
+    expect(store.champion(cluster.id, [])?.planHash).toBe('tail');
+  });
+
+  it('retires autopaths whose executors changed version or disappeared', () => {
+    const store = createAutopathStore({ path: ':memory:' });
+    const cluster = store.assignCluster(unit(1, 0), 'e');
+    const kept = learn(store, { clusterId: cluster.id, planHash: 'kept' });
+    const stale = store.recordSuccess({
+      clusterId: cluster.id,
+      intentHash: 'i',
+      planHash: 'stale',
+      template: {},
+      slots: [],
+      tools: [{ name: 'fs_read', version: '0.9.0' }],
+      latencyMs: 1,
+    });
+    const gone = store.recordSuccess({
+      clusterId: cluster.id,
+      intentHash: 'i',
+      planHash: 'gone',
+      template: {},
+      slots: [],
+      tools: [{ name: 'web_fetch', version: '1.0.0' }],
+      latencyMs: 1,
+    });
+    const current = new Map([['fs_read', '1.0.0']]);
+    expect(store.invalidate((name) => current.get(name)).sort()).toEqual([stale.id, gone.id].sort());
+    expect(store.get(kept.id)?.status).not.toBe('retired');
+    expect(store.get(stale.id)?.status).toBe('retired');
+  });
+});
