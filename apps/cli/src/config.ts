@@ -44,6 +44,10 @@ export const appConfigSchema = z
         memory: z
           .object({
             model_dir: z.string().optional(),
+            embedder: z.enum(['lexical', 'onnx', 'ollama', 'openai']).optional(),
+            embedder_model: z.string().min(1).optional(),
+            embedder_url: z.string().optional(),
+            embedder_api_key_env: z.string().min(1).optional(),
             fastpath_threshold: z.number().min(0).max(1).optional(),
             autopath_threshold: z.number().min(0).max(1).optional(),
           })

@@ -8,9 +8,8 @@ import {
   type Tool,
   type ToolSet,
 } from 'ai';
-import { ProviderAbortedError } from './errors.ts';
 import { costOf, type Price } from './pricing.ts';
-import { toProviderError } from './provider-errors.ts';
+import { callProvider } from './provider-errors.ts';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, Tier, ToolSpec } from './types.ts';
 
 /** Default per-request timeout: generous, because a local model may first have to load. */
@@ -116,22 +115,19 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
 
   async function generate(request: ChatRequest): Promise<ChatResponse> {
     const timeoutMs = request.timeoutMs ?? settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (request.signal?.aborted) {
-      throw new ProviderAbortedError({ providerName: settings.provider, cause: request.signal.reason });
-    }
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const forwardAbort = () => controller.abort();
-    request.signal?.addEventListener('abort', forwardAbort, { once: true });
     const system = [request.system, settings.prompt]
       .filter((part) => part !== undefined && part !== '')
       .join('\n\n');
-    const started = now();
-    try {
+    const providerCall = {
+      provider: settings.provider,
+      model: settings.id,
+      baseUrl: settings.baseUrl,
+      timeoutMs,
+      signal: request.signal,
+      now,
+    };
+    return callProvider(providerCall, async (abortSignal) => {
+      const started = now();
       const result = await generateText({
         model: settings.languageModel,
         ...(system === '' ? {} : { instructions: system }),
@@ -139,7 +135,7 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
         ...(request.tools.length === 0 ? {} : { tools: toToolSet(request.tools) }),
         stopWhen: stepCountIs(1),
         maxRetries: 0,
-        abortSignal: controller.signal,
+        abortSignal,
         ...callOptions({
           maxTokens: request.maxTokens ?? settings.maxTokens,
           think: request.think ?? settings.think,
@@ -161,20 +157,7 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
         finishReason: result.finishReason,
         latencyMs: now() - started,
       };
-    } catch (error) {
-      throw toProviderError(error, {
-        provider: settings.provider,
-        model: settings.id,
-        baseUrl: settings.baseUrl,
-        timeoutMs,
-        timedOut,
-        aborted: request.signal?.aborted === true,
-        now: now(),
-      });
-    } finally {
-      clearTimeout(timer);
-      request.signal?.removeEventListener('abort', forwardAbort);
-    }
+    });
   }
 
   return {

@@ -5,6 +5,16 @@ export {
   DEFAULT_TIMEOUT_MS,
 } from './ai-sdk-model.ts';
 export { isLoopbackHost, safeBaseUrl } from './base-url.ts';
+export {
+  type AiSdkEmbedderSettings,
+  createAiSdkEmbedder,
+  createOllamaEmbedder,
+  createOpenAiEmbedder,
+  DEFAULT_EMBEDDING_TIMEOUT_MS,
+  DEFAULT_OLLAMA_EMBEDDING_MODEL,
+  type OpenAiEmbedderSettings,
+  type RemoteEmbedderSettings,
+} from './embedder.ts';
 export { type Environment, loadApiKey } from './env.ts';
 export {
   ProviderAbortedError,
@@ -14,6 +24,15 @@ export {
   ProviderTimeoutError,
   ProviderUnreachableError,
 } from './errors.ts';
+export {
+  createEmbedderWithFallback,
+  createMemoryEmbedder,
+  type FallbackEmbedderSettings,
+  MEMORY_EMBEDDER_KINDS,
+  type MemoryEmbedderKind,
+  type MemoryEmbedderResult,
+  type MemoryEmbedderSettings,
+} from './memory-embedder.ts';
 export {
   ANTHROPIC_PRICING,
   costOf,

@@ -213,3 +213,59 @@ export function toProviderError(error: unknown, context: FailureContext): unknow
   }
   return error;
 }
+
+/** What {@link callProvider} needs to know about the call it runs. */
+export interface ProviderCall {
+  provider: string;
+  model: string;
+  baseUrl: string;
+  timeoutMs: number;
+  /** The caller's signal, when it has one. */
+  signal?: AbortSignal;
+  /** Clock in epoch milliseconds, for Retry-After dates. */
+  now: () => number;
+}
+
+/**
+ * Runs one provider request under its timeout and the caller's signal, and
+ * turns whatever it throws into a typed provider error ({@link toProviderError}).
+ * Chat models and embedders share it, so a timeout or an unreachable server
+ * reads the same whichever of them met it.
+ *
+ * @example
+ * const result = await callProvider({ provider: 'ollama', model, baseUrl, timeoutMs: 30_000, now: Date.now }, (abortSignal) =>
+ *   embed({ model: embeddingModel, value: 'hello', maxRetries: 0, abortSignal }),
+ * );
+ */
+export async function callProvider<Result>(
+  call: ProviderCall,
+  run: (abortSignal: AbortSignal) => Promise<Result>,
+): Promise<Result> {
+  if (call.signal?.aborted) {
+    throw new ProviderAbortedError({ providerName: call.provider, cause: call.signal.reason });
+  }
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, call.timeoutMs);
+  const forwardAbort = () => controller.abort();
+  call.signal?.addEventListener('abort', forwardAbort, { once: true });
+  try {
+    return await run(controller.signal);
+  } catch (error) {
+    throw toProviderError(error, {
+      provider: call.provider,
+      model: call.model,
+      baseUrl: call.baseUrl,
+      timeoutMs: call.timeoutMs,
+      timedOut,
+      aborted: call.signal?.aborted === true,
+      now: call.now(),
+    });
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', forwardAbort);
+  }
+}

@@ -19,6 +19,12 @@ export {
   type RecordingOptions,
   type ReplayOptions,
 } from './cassette.ts';
+export {
+  type EmbeddingServerOptions,
+  startOllamaEmbedServer,
+  startOpenAiEmbedServer,
+  wireEmbedding,
+} from './embedding-server.ts';
 export { startOllamaServer } from './ollama-server.ts';
 export { startOpenAiServer } from './openai-server.ts';
 export {

@@ -24,8 +24,11 @@ const ERROR_TYPES: Record<number, { type: string; code: string | null }> = {
 
 let completions = 0;
 
-// OpenAI chat completions: one JSON body, or SSE `data:` chunks ending in `[DONE]` when `stream` is true.
-const openAiDialect: WireDialect = {
+/**
+ * OpenAI chat completions: one JSON body, or SSE `data:` chunks ending in `[DONE]` when `stream`
+ * is true. Exported for the embeddings dialect, which shares its key check and error bodies.
+ */
+export const openAiDialect: WireDialect = {
   basePath: '/v1',
   endpoint: '/v1/chat/completions',
   admit(request, options) {
