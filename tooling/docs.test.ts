@@ -11,7 +11,7 @@ describe('the READMEs', () => {
     const outcome = await runProcess(
       process.execPath,
       ['--disable-warning=ExperimentalWarning', join(REPO, 'tooling', 'scripts', 'docs-check.ts')],
-      { cwd: REPO, env, timeoutMs: 290_000 },
+      { cwd: REPO, env, timeoutMs: 900_000 },
     );
     expect(outcome.code, outcome.output).toBe(0);
     expect(outcome.output).toContain('docs check passed');

@@ -18,5 +18,5 @@ export async function runShellBlock(
   const fixture = fixtureNamed(block.setup);
   const script = join(scriptDir, `${block.file.replaceAll(/[^A-Za-z0-9]+/g, '_')}-L${block.line}.sh`);
   await writeFile(script, `set -eo pipefail\n${fixture?.shell ? `${fixture.shell}\n` : ''}${block.code}`);
-  return runProcess('bash', [script], { cwd: REPO, env, timeoutMs: 240_000 });
+  return runProcess('bash', [script], { cwd: REPO, env, timeoutMs: 480_000 });
 }
