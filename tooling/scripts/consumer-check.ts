@@ -125,12 +125,16 @@ async function typecheck(project: string, packages: PackedPackage[]): Promise<st
   );
 }
 
-/** The installed `metnos` binary: its version, `init`, and one sandboxed executor run in that workspace. */
+/**
+ * The installed `metnos` binary, as a new user meets it: its version, `init` (with a key), one
+ * sandboxed seed run, then the author flow (new, sign, test, run by name) and one `ask`, all from
+ * the workspace folder outside the checkout.
+ */
 async function runCli(project: string, env: NodeJS.ProcessEnv): Promise<string> {
   const metnos = join(project, 'node_modules', '.bin', 'metnos');
   const workspaceDir = join(project, 'cli-workspace');
   const version = (await runOrThrow(metnos, ['--version'], { cwd: project, env })).trim();
-  await runOrThrow(metnos, ['init', workspaceDir, '--no-key'], { cwd: project, env });
+  await runOrThrow(metnos, ['init', workspaceDir], { cwd: project, env });
   await writeFile(join(workspaceDir, 'workspace', 'notes.md'), 'alpha\nbeta\n');
   const args = JSON.stringify({ path: 'notes.md', mode: 'tail', lines: 1 });
   const output = await runOrThrow(metnos, ['executor', 'run', 'fs_read', '--args', args], {
@@ -140,7 +144,18 @@ async function runCli(project: string, env: NodeJS.ProcessEnv): Promise<string> 
   const result = JSON.parse(output) as { ok: boolean; content?: { content?: string } };
   if (!result.ok || result.content?.content !== 'beta\n')
     throw new Error(`metnos executor run fs_read: ${output}`);
-  return `${version}; init, then executor run fs_read through the sandbox`;
+  const inWorkspace = { cwd: workspaceDir, env };
+  await runOrThrow(metnos, ['executor', 'new', 'hello'], inWorkspace);
+  await runOrThrow(metnos, ['executor', 'sign', 'hello'], inWorkspace);
+  await runOrThrow(metnos, ['executor', 'test', 'hello'], inWorkspace);
+  const hello = JSON.parse(
+    await runOrThrow(metnos, ['executor', 'run', 'hello', '--args', '{"name":"Ada"}'], inWorkspace),
+  ) as { ok: boolean; content?: { greeting?: string } };
+  if (!hello.ok || hello.content?.greeting !== 'Hello, Ada!')
+    throw new Error(`metnos executor run hello: ${JSON.stringify(hello)}`);
+  const answer = await runOrThrow(metnos, ['ask', 'what time is it?'], inWorkspace);
+  if (!/^It is \d\d:\d\d/m.test(answer)) throw new Error(`metnos ask: ${answer}`);
+  return `${version}; init, executor run fs_read, new/sign/test/run hello, ask: all from the workspace`;
 }
 
 const keep = process.argv.includes('--keep');
