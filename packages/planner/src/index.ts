@@ -1,5 +1,6 @@
 export {
   createEngine,
+  ENGINE_LAYERS,
   type Engine,
   type EngineAutopathStore,
   type EngineEmbedder,
@@ -7,6 +8,8 @@ export {
   type EngineLayer,
   type EngineResult,
   type EngineSettings,
+  type LayerPass,
+  type TurnOptions,
 } from './engine/engine.ts';
 export {
   type ExecutedStep,
@@ -15,6 +18,7 @@ export {
   type RecoveryClass,
   recoveryClassOf,
 } from './engine/executor.ts';
+export { applyFeedback, type FeedbackKind, type FeedbackOutcome } from './engine/feedback.ts';
 export {
   extractIntent,
   INTENT_OBJECTS,
@@ -22,6 +26,8 @@ export {
   type Intent,
   intentFromRules,
 } from './engine/intent.ts';
+export { dispatch, type Layer, type LayerOutcome, pass } from './engine/layer.ts';
+export { type MaintenanceReport, scheduleMaintenance } from './engine/maintenance.ts';
 export {
   canonicalJson,
   type Plan,
@@ -34,11 +40,22 @@ export {
 } from './engine/plan.ts';
 export { preFastpath } from './engine/pre-fastpath.ts';
 export { createProposer, type ProposeRequest, type ProposeResult, type Proposer } from './engine/proposer.ts';
+export { extractQualifiers, QUALIFIER_WORDS } from './engine/qualifiers.ts';
 export { PlanReferenceError, resolvePlaceholders } from './engine/references.ts';
+export {
+  canReuse,
+  describeRequest,
+  pinnedSlots,
+  type RememberedShape,
+  type RequestKey,
+  type ReuseVerdict,
+} from './engine/request-key.ts';
 export {
   bindSlots,
   extractSlots,
   fingerprint,
+  type LocatedSlot,
+  locateSlots,
   normalizeRequest,
   type Slot,
   type SlotKind,
@@ -54,6 +71,13 @@ export {
   type TerminationCause,
   terminationMessage,
 } from './engine/terminator.ts';
+export {
+  type EngineParts,
+  type FailedRun,
+  finishTurn,
+  type Termination,
+  type TurnContext,
+} from './engine/turn-context.ts';
 export { validatePlan } from './engine/validator.ts';
 export { hardenArgs } from './hardening.ts';
 export {

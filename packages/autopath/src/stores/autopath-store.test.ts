@@ -54,11 +54,14 @@ describe('the autopath store', () => {
     learn(store, { clusterId: far.id, planHash: 'list' });
     const seen = store.championSimilarities(unit(1, 0), { embedderId: 'e' });
     expect(seen.map((label) => label.label)[0]).toBe(head.id);
+    expect(store.champions('e')).toHaveLength(2);
+    expect(store.champions('other')).toEqual([]);
     store.recordFailure({ intentHash: 'read-file', planHash: 'head', reason: 'x' });
     store.recordFailure({ intentHash: 'read-file', planHash: 'head', reason: 'x' });
     expect(
       store.championSimilarities(unit(1, 0), { embedderId: 'e' }).map((label) => label.label),
     ).not.toContain(head.id);
+    expect(store.champions('e').map((entry) => entry.id)).not.toContain(head.id);
   });
 
   it('up promotes a plan seen once; down takes the championship away and two make an anti-autopath', () => {

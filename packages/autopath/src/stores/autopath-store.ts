@@ -461,6 +461,25 @@ export function createAutopathStore(
         .map((row) => ({ id: row.id, label: row.id, vector: centroids.get(row.clusterId)! }));
       return labelSimilaritiesOf(items, vector, options);
     },
+    /** The champions in force (anti-autopaths left out), of `embedderId`'s clusters when given. */
+    champions(embedderId?: string): AutopathEntry[] {
+      const inSpace = new Set(
+        db
+          .select()
+          .from(clusters)
+          .all()
+          .filter((row) => embedderId === undefined || row.embedderId === embedderId)
+          .map((row) => row.id),
+      );
+      return db
+        .select()
+        .from(autopaths)
+        .where(eq(autopaths.status, 'champion'))
+        .all()
+        .filter((row) => inSpace.has(row.clusterId) && !store.isAnti(row.intentHash, row.planHash))
+        .map(toEntry)
+        .filter((entry): entry is AutopathEntry => entry !== undefined);
+    },
     /** An autopath by id. */
     get(id: string): AutopathEntry | undefined {
       const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,12 +164,21 @@ describe('the engine that learns', () => {
     expect(result.finalMessage).toContain('ollama serve');
   });
 
-  it('records feedback as observations', async () => {
+  it('records feedback as observations (its effects: feedback.test.ts)', async () => {
     const model = scripted([{ text: readPlan('diary.md', 1) }]);
     const { engine, autopath } = engineWith(model);
     const result = await engine.runTurn('read diary.md and tell me the last 1 lines');
-    expect(engine.feedback(result.turnId, 'up')).toBe(true);
+    expect(await engine.feedback(result.turnId, 'up')).toMatchObject({ recorded: true, kind: 'up' });
     expect(autopath.observations(result.turnId).map((row) => row.feedback)).toEqual([null, 'up']);
-    expect(await readFile(join(world.workspace, 'diary.md'), 'utf8')).toContain('five');
+  });
+
+  it('says why each layer above the one that answered passed', async () => {
+    const model = scripted([{ text: readPlan('diary.md', 1) }]);
+    const { engine } = engineWith(model);
+    const first = await engine.runTurn('read diary.md and tell me the last 1 lines');
+    expect(first.passes?.map((passed) => passed.layer)).toEqual(['pre-fastpath', 'fastpath', 'autopath']);
+    expect(first.passes?.[1]?.reason).toMatch(/no exact shortcut; by meaning: empty/);
+    const again = await engine.runTurn('read diary.md and tell me the last 1 lines');
+    expect(again.passes).toEqual([{ layer: 'pre-fastpath', reason: 'not a trivial request' }]);
   });
 });

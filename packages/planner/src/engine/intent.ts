@@ -2,53 +2,23 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ChatModel } from '../model.ts';
 import { tokenize } from '../prefilter.ts';
+import { INTENT_OBJECTS, INTENT_VERBS } from './intent-vocabulary.ts';
+import { extractQualifiers } from './qualifiers.ts';
 
-/** The closed vocabulary of verbs, each with the words (English and Italian) that name it. */
-export const INTENT_VERBS: Readonly<Record<string, readonly string[]>> = {
-  read: ['read', 'show', 'open', 'cat', 'view', 'display', 'leggi', 'mostra', 'apri', 'visualizza'],
-  write: ['write', 'save', 'create', 'append', 'store', 'scrivi', 'salva', 'crea', 'aggiungi'],
-  list: ['list', 'ls', 'elenca', 'lista'],
-  search: ['search', 'find', 'grep', 'look', 'locate', 'cerca', 'trova'],
-  move: ['move', 'rename', 'mv', 'sposta', 'rinomina'],
-  fetch: ['fetch', 'download', 'get', 'scarica', 'prendi'],
-  send: ['send', 'notify', 'message', 'text', 'invia', 'manda', 'notifica'],
-  run: ['run', 'execute', 'exec', 'esegui', 'lancia'],
-  count: ['count', 'stats', 'statistics', 'conta', 'statistiche'],
-  query: ['extract', 'pick', 'query', 'select', 'estrai', 'seleziona'],
-  tell: ['tell', 'what', 'dimmi', 'quale', 'quanto'],
-};
+export { INTENT_OBJECTS, INTENT_VERBS };
 
-/** The closed vocabulary of objects. */
-export const INTENT_OBJECTS: Readonly<Record<string, readonly string[]>> = {
-  file: [
-    'file',
-    'files',
-    'document',
-    'note',
-    'notes',
-    'diary',
-    'md',
-    'txt',
-    'log',
-    'documento',
-    'nota',
-    'note',
-    'diario',
-  ],
-  folder: ['folder', 'directory', 'dir', 'folders', 'cartella', 'cartelle'],
-  page: ['page', 'web', 'site', 'url', 'website', 'http', 'https', 'pagina', 'sito'],
-  message: ['message', 'telegram', 'chat', 'messaggio'],
-  command: ['command', 'shell', 'program', 'script', 'comando'],
-  time: ['time', 'date', 'clock', 'day', 'ora', 'data', 'giorno'],
-  json: ['json', 'field', 'fields', 'campo', 'campi'],
-  text: ['text', 'words', 'lines', 'line', 'testo', 'parole', 'righe', 'riga'],
-};
-
-/** verb + object + qualifier keywords, and a stable hash of them. */
+/**
+ * verb + object + qualifiers, and a stable hash of them. The qualifiers are
+ * always the ones {@link extractQualifiers} reads from the request, never
+ * the model's: a model that answers "read file" for "the first 3 lines" and
+ * for "the last 3 lines" still gives two intents. The model's own words are
+ * kept as `keywords`, for the Proposer's prompt.
+ */
 export interface Intent {
   verb: string;
   object: string;
   qualifiers: string[];
+  keywords: string[];
   hash: string;
   complete: boolean;
   source: 'model' | 'rules';
@@ -65,20 +35,22 @@ function lookup(
 }
 
 function finish(
+  request: string,
   verb: string | undefined,
   object: string | undefined,
-  qualifiers: string[],
+  keywords: string[],
   source: Intent['source'],
 ): Intent {
-  const sorted = [...new Set(qualifiers)].sort().slice(0, 6);
+  const qualifiers = extractQualifiers(request);
   const v = verb ?? 'unknown';
   const o = object ?? 'unknown';
   return {
     verb: v,
     object: o,
-    qualifiers: sorted,
+    qualifiers,
+    keywords: [...new Set(keywords)].sort().slice(0, 6),
     hash: createHash('sha256')
-      .update(`${v}|${o}|${sorted.join(',')}`)
+      .update(`${v}|${o}|${qualifiers.join(',')}`)
       .digest('hex')
       .slice(0, 24),
     complete: verb !== undefined && object !== undefined,
@@ -95,10 +67,10 @@ export function intentFromRules(request: string): Intent {
     ...Object.values(INTENT_VERBS).flat(),
     ...Object.values(INTENT_OBJECTS).flat(),
   ]);
-  const qualifiers = tokens.filter(
+  const keywords = tokens.filter(
     (token) => token.length > 3 && !vocabulary.has(token) && !/^\d+$/.test(token),
   );
-  return finish(verb, object, qualifiers.slice(0, 3), 'rules');
+  return finish(request, verb, object, keywords.slice(0, 3), 'rules');
 }
 
 const intentSchema = z.object({
@@ -143,10 +115,10 @@ export async function extractIntent(
       : rules.object === 'unknown'
         ? undefined
         : rules.object;
-    const qualifiers = parsed.data.qualifiers
+    const keywords = parsed.data.qualifiers
       .map((word) => tokenize(word).join(''))
       .filter((word) => /^[a-z0-9]{2,24}$/.test(word));
-    return finish(verb, object, qualifiers.slice(0, 3), 'model');
+    return finish(request, verb, object, keywords.slice(0, 3), 'model');
   } catch {
     return rules;
   }

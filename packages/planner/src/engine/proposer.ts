@@ -20,7 +20,7 @@ If no listed tool can serve the request, reply {"steps": [], "out_of_scope": "<w
 export interface ProposeRequest {
   request: string;
   candidates: readonly VerifiedExecutor[];
-  intent?: { verb: string; object: string; qualifiers: string[] };
+  intent?: { verb: string; object: string; qualifiers: string[]; keywords?: string[] };
   /** Tools and plans Recovery rules out. */
   exclude?: { tools?: string[]; planHashes?: string[]; reason?: string };
   /** Errors from the Validator on the previous proposal. */
@@ -66,7 +66,11 @@ export function createProposer(settings: { model: ChatModel; systemPrompt?: stri
       const parts = [
         `Request: ${input.request}`,
         input.intent
-          ? `Intent: ${input.intent.verb} ${input.intent.object} ${input.intent.qualifiers.join(' ')}`.trim()
+          ? `Intent: ${[input.intent.verb, input.intent.object, ...(input.intent.keywords ?? [])].join(' ')}${
+              input.intent.qualifiers.length > 0
+                ? `\nQualifiers (the plan must honour each): ${input.intent.qualifiers.join(', ')}`
+                : ''
+            }`
           : '',
         `Tools:\n${tools.map(describeTool).join('\n')}`,
         excluded.size > 0

@@ -25,6 +25,40 @@ const PATTERNS: Array<[SlotKind, RegExp]> = [
   ['name', /(?<=[a-z,;:]\s+)(?:[A-Z][a-zà-ÿ]+)(?:\s+[A-Z][a-zà-ÿ]+)*/g],
 ];
 
+/** A slot and where it sits in the request (`start` inclusive, `end` exclusive). */
+export interface LocatedSlot extends Slot {
+  start: number;
+  end: number;
+}
+
+/**
+ * The slots of a request with their places, in order of appearance: what
+ * {@link extractSlots} returns, for code that reads the words around them
+ * (the qualifier extractor does, for "to …" and "from …").
+ */
+export function locateSlots(request: string): LocatedSlot[] {
+  const taken: Array<[number, number]> = [];
+  const found: Array<{ kind: SlotKind; value: string; start: number; end: number }> = [];
+  for (const [kind, pattern] of PATTERNS) {
+    for (const match of request.matchAll(pattern)) {
+      const start = match.index!;
+      const end = start + match[0].length;
+      if (taken.some(([from, to]) => start < to && end > from)) continue;
+      taken.push([start, end]);
+      const value =
+        kind === 'quoted' ? (match.slice(1).find((group) => group !== undefined) ?? match[0]) : match[0];
+      found.push({ kind, value, start, end });
+    }
+  }
+  found.sort((a, b) => a.start - b.start);
+  const counters = new Map<SlotKind, number>();
+  return found.map((slot) => {
+    const count = (counters.get(slot.kind) ?? 0) + 1;
+    counters.set(slot.kind, count);
+    return { ...slot, name: `${slot.kind}_${count}` };
+  });
+}
+
 /**
  * Finds the literal values of a request — URLs, e-mail addresses, paths,
  * quoted text, dates, times, numbers, capitalised names — without overlaps
@@ -34,26 +68,7 @@ const PATTERNS: Array<[SlotKind, RegExp]> = [
  * extractSlots('read ~/notes/a.md and show 3 lines'); // [{ kind: 'path', value: '~/notes/a.md', name: 'path_1' }, { kind: 'number', value: '3', name: 'number_1' }]
  */
 export function extractSlots(request: string): Slot[] {
-  const taken: Array<[number, number]> = [];
-  const found: Array<{ kind: SlotKind; value: string; at: number }> = [];
-  for (const [kind, pattern] of PATTERNS) {
-    for (const match of request.matchAll(pattern)) {
-      const start = match.index!;
-      const end = start + match[0].length;
-      if (taken.some(([from, to]) => start < to && end > from)) continue;
-      taken.push([start, end]);
-      const value =
-        kind === 'quoted' ? (match.slice(1).find((group) => group !== undefined) ?? match[0]) : match[0];
-      found.push({ kind, value, at: start });
-    }
-  }
-  found.sort((a, b) => a.at - b.at);
-  const counters = new Map<SlotKind, number>();
-  return found.map(({ kind, value }) => {
-    const count = (counters.get(kind) ?? 0) + 1;
-    counters.set(kind, count);
-    return { kind, value, name: `${kind}_${count}` };
-  });
+  return locateSlots(request).map(({ kind, value, name }) => ({ kind, value, name }));
 }
 
 /** The request with each slot replaced by its kind: "read <path> and show <number> lines". */

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { extractIntent, intentFromRules } from './intent.ts';
+import { extractQualifiers } from './qualifiers.ts';
+import { canReuse, describeRequest, pinnedSlots } from './request-key.ts';
+
+describe('extractQualifiers', () => {
+  it.each([
+    ['read notes/diary.md and tell me the first 3 lines', ['position:first']],
+    ['show the tail of notes/diary.md', ['position:last']],
+    ['leggi le ultime 3 righe di notes/diario.md', ['position:last']],
+    ['find the largest file in notes', ['size:largest']],
+    ['find the biggest file in notes', ['size:largest']],
+    ['open the most recent log', ['age:newest']],
+    ['list the meetings for tomorrow', ['day:tomorrow']],
+    ['sort the list in descending order', ['order:descending']],
+    ['files that are not empty', ['polarity:not']],
+    ["files that aren't empty", ['polarity:not']],
+    ['read the last three lines', ['number:3', 'position:last']],
+    ['send the report to anna on friday', ['to:anna', 'weekday:friday']],
+    ['copy notes/a.md to notes/b.md', ['to:path_2']],
+    ['copy from notes/a.md to notes/b.md', ['from:path_1', 'to:path_2']],
+    ['I want to read the diary', []],
+    ['read notes/diary.md', []],
+  ])('%s → %j', (request, expected) => {
+    expect(extractQualifiers(request)).toEqual(expected);
+  });
+
+  it('tells apart requests that differ in where "to" and "from" point', () => {
+    expect(extractQualifiers('convert 10 euro to dollars')).not.toEqual(
+      extractQualifiers('convert 10 dollars to euro'),
+    );
+    expect(extractQualifiers('copy from a.md to b.md')).not.toEqual(
+      extractQualifiers('copy to a.md from b.md'),
+    );
+    expect(extractQualifiers('show the mail from anna')).not.toEqual(
+      extractQualifiers('show the mail to anna'),
+    );
+  });
+});
+
+describe('the intent keeps the qualifiers the model leaves out', () => {
+  it('gives "first" and "last" two intents even when the model answers the same for both', async () => {
+    const model = {
+      id: 'same',
+      provider: 'test',
+      generate: async () => ({
+        text: '{"verb":"read","object":"file","qualifiers":["diary"]}',
+        toolCalls: [],
+        usage: { inputTokens: 1, outputTokens: 1 },
+      }),
+    };
+    const first = await extractIntent('read diary.md and tell me the first 3 lines', { model });
+    const last = await extractIntent('read diary.md and tell me the last 3 lines', { model });
+    expect(first).toMatchObject({
+      verb: 'read',
+      object: 'file',
+      qualifiers: ['position:first'],
+      keywords: ['diary'],
+    });
+    expect(last.qualifiers).toEqual(['position:last']);
+    expect(first.hash).not.toBe(last.hash);
+    expect(intentFromRules('read diary.md first 3 lines').hash).not.toBe(
+      intentFromRules('read diary.md last 3 lines').hash,
+    );
+  });
+});
+
+describe('canReuse', () => {
+  const remembered = { qualifiers: ['position:last'], slots: ['number_1', 'path_1'], pinned: {} };
+
+  it('replays a plan for a request with the same qualifiers and slots, whatever their values', () => {
+    expect(
+      canReuse(remembered, describeRequest('read b.md and tell me the last 9 lines'), 'meaning'),
+    ).toEqual({
+      ok: true,
+    });
+  });
+
+  it('refuses other qualifiers, other slots, and a pinned slot with another value', () => {
+    expect(
+      canReuse(remembered, describeRequest('read a.md and tell me the first 3 lines'), 'exact'),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('qualifiers differ'),
+    });
+    expect(
+      canReuse(remembered, describeRequest('read the last lines of the diary'), 'meaning'),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('slots differ'),
+    });
+    const key = describeRequest('remind me in 5 minutes');
+    const pinned = { qualifiers: [], slots: [], pinned: pinnedSlots([], key) };
+    expect(pinned.pinned).toEqual({ number_1: '5' });
+    expect(canReuse(pinned, describeRequest('remind me in 5 minutes please'), 'meaning')).toEqual({
+      ok: true,
+    });
+    expect(canReuse(pinned, describeRequest('remind me in 10 minutes'), 'meaning')).toMatchObject({
+      ok: false,
+      reason: 'number_1 was "5", now "10"',
+    });
+  });
+
+  it('replays a plan learned before qualifiers were kept on an exact fingerprint only', () => {
+    const legacy = { qualifiers: undefined, slots: ['path_1'], pinned: {} };
+    expect(canReuse(legacy, describeRequest('read a.md'), 'exact')).toEqual({ ok: true });
+    expect(canReuse(legacy, describeRequest('read a.md'), 'meaning')).toMatchObject({ ok: false });
+  });
+});

@@ -1,0 +1,252 @@
+import { INTENT_VERBS } from './intent-vocabulary.ts';
+import { locateSlots } from './slots.ts';
+
+/**
+ * Words that change a plan without changing what the request is about: the
+ * first lines or the last, the largest file or the smallest, today's
+ * meetings or tomorrow's. Each group maps a canonical value to the words
+ * (English and Italian, accent-folded, lowercase) that say it; phrases of
+ * several words are matched before single words.
+ */
+export const QUALIFIER_WORDS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  position: {
+    first: [
+      'first',
+      'head',
+      'top',
+      'beginning',
+      'start',
+      'initial',
+      'opening',
+      'primo',
+      'prima',
+      'primi',
+      'prime',
+      'inizio',
+      'iniziali',
+    ],
+    last: [
+      'last',
+      'tail',
+      'bottom',
+      'end',
+      'ending',
+      'final',
+      'ultimo',
+      'ultima',
+      'ultimi',
+      'ultime',
+      'fine',
+      'finali',
+    ],
+  },
+  size: {
+    largest: [
+      'largest',
+      'biggest',
+      'heaviest',
+      'maximum',
+      'most space',
+      'piu grande',
+      'piu grandi',
+      'maggiore',
+      'massimo',
+    ],
+    smallest: [
+      'smallest',
+      'tiniest',
+      'lightest',
+      'minimum',
+      'least space',
+      'piu piccolo',
+      'piu piccoli',
+      'minore',
+      'minimo',
+    ],
+  },
+  age: {
+    newest: [
+      'newest',
+      'latest',
+      'most recent',
+      'recent',
+      'newer',
+      'piu recente',
+      'piu recenti',
+      'nuovo',
+      'nuovi',
+      'recente',
+      'recenti',
+    ],
+    oldest: [
+      'oldest',
+      'earliest',
+      'least recent',
+      'older',
+      'piu vecchio',
+      'piu vecchi',
+      'meno recente',
+      'vecchio',
+      'vecchi',
+    ],
+  },
+  day: {
+    today: ['today', 'tonight', 'this morning', 'this evening', 'oggi', 'stasera', 'stamattina'],
+    yesterday: ['yesterday', 'ieri'],
+    tomorrow: ['tomorrow', 'domani'],
+  },
+  relative: {
+    next: ['next', 'upcoming', 'coming', 'prossimo', 'prossima', 'prossimi', 'prossime'],
+    previous: ['previous', 'prior', 'precedente', 'precedenti', 'scorso', 'scorsa', 'scorsi', 'scorse'],
+  },
+  order: {
+    ascending: ['ascending', 'increasing', 'crescente', 'a to z'],
+    descending: ['descending', 'decreasing', 'reverse', 'decrescente', 'z to a'],
+  },
+  polarity: {
+    not: [
+      'not',
+      'no',
+      'none',
+      'without',
+      'never',
+      'except',
+      'excluding',
+      'non',
+      'senza',
+      'tranne',
+      'mai',
+      'nessun',
+      'nessuno',
+      'nessuna',
+    ],
+  },
+  weekday: {
+    monday: ['monday', 'lunedi'],
+    tuesday: ['tuesday', 'martedi'],
+    wednesday: ['wednesday', 'mercoledi'],
+    thursday: ['thursday', 'giovedi'],
+    friday: ['friday', 'venerdi'],
+    saturday: ['saturday', 'sabato'],
+    sunday: ['sunday', 'domenica'],
+  },
+  month: {
+    january: ['january', 'gennaio'],
+    february: ['february', 'febbraio'],
+    march: ['march', 'marzo'],
+    april: ['april', 'aprile'],
+    may: ['maggio'],
+    june: ['june', 'giugno'],
+    july: ['july', 'luglio'],
+    august: ['august', 'agosto'],
+    september: ['september', 'settembre'],
+    october: ['october', 'ottobre'],
+    november: ['november', 'novembre'],
+    december: ['december', 'dicembre'],
+  },
+  number: {
+    '1': ['one', 'single'],
+    '2': ['two', 'couple', 'pair', 'due'],
+    '3': ['three', 'tre'],
+    '4': ['four', 'quattro'],
+    '5': ['five', 'cinque'],
+    '6': ['six'],
+    '7': ['seven', 'sette'],
+    '8': ['eight', 'otto'],
+    '9': ['nine', 'nove'],
+    '10': ['ten', 'dieci'],
+    '11': ['eleven', 'undici'],
+    '12': ['twelve', 'dozen', 'dodici'],
+    '20': ['twenty', 'venti'],
+    '50': ['fifty', 'cinquanta'],
+    '100': ['hundred', 'cento'],
+  },
+};
+
+/** Words that point at a recipient, a source or a destination; the word after them is kept. */
+const DIRECTIONS: Readonly<Record<string, 'to' | 'from'>> = {
+  to: 'to',
+  into: 'to',
+  onto: 'to',
+  towards: 'to',
+  verso: 'to',
+  from: 'from',
+  da: 'from',
+  dal: 'from',
+  dalla: 'from',
+  dai: 'from',
+  dalle: 'from',
+};
+
+/** Skipped between a direction word and what it points at. */
+const FILLERS = new Set(
+  'the a an my your his her our their this that these those il lo la i gli le un una mio mia miei mie tuo tua suo sua'.split(
+    ' ',
+  ),
+);
+
+const VERB_WORDS = new Set(Object.values(INTENT_VERBS).flat());
+
+const PHRASES: Array<{ words: string[]; qualifier: string }> = Object.entries(QUALIFIER_WORDS)
+  .flatMap(([group, values]) =>
+    Object.entries(values).flatMap(([value, words]) =>
+      words.map((phrase) => ({ words: phrase.split(' '), qualifier: `${group}:${value}` })),
+    ),
+  )
+  .sort((a, b) => b.words.length - a.words.length);
+
+/** Accent-folded lowercase words, with each slot standing as one token `<name>` (say `<path_1>`). */
+export function qualifierTokens(request: string): string[] {
+  const words = (text: string) =>
+    text
+      .replace(/n['’]t\b/gi, ' not')
+      .normalize('NFD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter(Boolean);
+  const tokens: string[] = [];
+  let at = 0;
+  for (const slot of locateSlots(request)) {
+    tokens.push(...words(request.slice(at, slot.start)), `<${slot.name}>`);
+    at = slot.end;
+  }
+  tokens.push(...words(request.slice(at)));
+  return tokens;
+}
+
+/**
+ * The qualifiers of a request, deterministically, with no model: what of
+ * {@link QUALIFIER_WORDS} it says (`position:first`, `day:tomorrow`,
+ * `polarity:not`, `number:3` for "three"…) and where its "to" and "from"
+ * point (`to:anna`, `from:path_1` — a slot stands by its name, so "from
+ * a.md to b.md" and "to a.md from b.md" differ). Sorted, without repeats. A
+ * remembered plan is keyed on them: a request whose qualifiers differ never
+ * reuses it.
+ *
+ * @example
+ * extractQualifiers('read notes/diary.md and tell me the first 3 lines'); // ['position:first']
+ * extractQualifiers('send the report to anna tomorrow'); // ['day:tomorrow', 'to:anna']
+ */
+export function extractQualifiers(request: string): string[] {
+  const tokens = qualifierTokens(request);
+  const found = new Set<string>();
+  for (let index = 0; index < tokens.length; index++) {
+    const phrase = PHRASES.find(({ words }) =>
+      words.every((word, offset) => tokens[index + offset] === word),
+    );
+    if (phrase) {
+      found.add(phrase.qualifier);
+      index += phrase.words.length - 1;
+      continue;
+    }
+    const direction = DIRECTIONS[tokens[index]!];
+    if (!direction) continue;
+    let target = index + 1;
+    while (target < tokens.length && FILLERS.has(tokens[target]!)) target++;
+    const word = tokens[target];
+    if (word !== undefined && !VERB_WORDS.has(word))
+      found.add(`${direction}:${word.replace(/^<(.*)>$/, '$1')}`);
+  }
+  return [...found].sort();
+}

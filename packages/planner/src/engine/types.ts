@@ -1,0 +1,137 @@
+import type { Embedder } from '@metnos/autopath';
+import type { AgingRules, AutopathStore, FastpathStore } from '@metnos/autopath/stores';
+import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { ChatModel } from '../model.ts';
+import type { PrefilterSettings } from '../prefilter.ts';
+import type { CallReviewer } from '../review.ts';
+import type { ExecutedStep } from './executor.ts';
+import type { Intent } from './intent.ts';
+import type { Plan } from './plan.ts';
+import type { GapLog, Language, TerminationCause } from './terminator.ts';
+
+/** Which layer answered a turn. */
+export type EngineLayer = 'fastpath' | 'autopath' | 'engine' | 'recovery' | 'terminator';
+
+/**
+ * The embedding contract the engine needs (`@metnos/autopath`'s `Embedder`).
+ * `id` names the vector space: vectors and calibrations of another id are
+ * never compared with this one's (without it, `'unnamed'`).
+ */
+export type EngineEmbedder = Pick<Embedder, 'embed'> & { readonly id?: string };
+
+/** The L0 store as the engine uses it (`createFastpathStore` from `@metnos/autopath/stores`). */
+export type EngineFastpathStore = Pick<
+  FastpathStore,
+  | 'save'
+  | 'byFingerprint'
+  | 'get'
+  | 'list'
+  | 'labelSimilarities'
+  | 'markUsed'
+  | 'remove'
+  | 'removePlan'
+  | 'setVectors'
+  | 'age'
+  | 'invalidate'
+  | 'calibrations'
+>;
+
+/** The L1 store as the engine uses it (`createAutopathStore` from `@metnos/autopath/stores`). */
+export type EngineAutopathStore = Pick<
+  AutopathStore,
+  | 'assignCluster'
+  | 'champion'
+  | 'championForIntent'
+  | 'championSimilarities'
+  | 'champions'
+  | 'get'
+  | 'recordSuccess'
+  | 'recordFailure'
+  | 'isAnti'
+  | 'antiFor'
+  | 'observe'
+  | 'observations'
+  | 'feedback'
+  | 'invalidate'
+  | 'calibrations'
+>;
+
+/** Settings of `createEngine`. */
+export interface EngineSettings {
+  catalog: { executors(): VerifiedExecutor[] };
+  invoker: Pick<Invoker, 'invoke'>;
+  reviewer: CallReviewer;
+  models: { fast: ChatModel; middle?: ChatModel; wise?: ChatModel };
+  embedder: EngineEmbedder;
+  fastpath: EngineFastpathStore;
+  autopath: EngineAutopathStore;
+  gaps: GapLog;
+  workspace: string;
+  home?: string;
+  actor?: string;
+  channel?: string;
+  timeZone?: string;
+  /**
+   * The recognizers' starting rules: the similarity needed to serve from L0
+   * by meaning (default 0.9, with a lead of 0.02 over the next plan) and from
+   * an L1 cluster (default 0.9, lead 0.02). Calibration may tighten them.
+   */
+  recognition?: {
+    fastpathThreshold?: number;
+    fastpathMargin?: number;
+    autopathThreshold?: number;
+    autopathMargin?: number;
+  };
+  /** Aging of L0 shortcuts, applied on open and by `maintain()`. */
+  aging?: AgingRules;
+  /**
+   * How often a turn runs the maintenance itself when nothing else has
+   * (aging, invalidation, re-embedding, calibration). Default one day;
+   * `false` leaves it to the open and to `maintain()` calls.
+   */
+  maintenanceEveryMs?: number | false;
+  /** How old a stored calibration may get before maintenance fits it again. Default one day. */
+  calibrateEveryMs?: number;
+  prefilter?: PrefilterSettings;
+  executorConfig?: Record<string, Record<string, unknown>>;
+  /** Confirms side-effecting calls the user approved ahead (e.g. `--yes`). */
+  approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean> | boolean;
+  clock?: () => Date;
+  ids?: () => string;
+}
+
+/** A layer that did not answer, and why: the turn's trail through the layers. */
+export interface LayerPass {
+  layer: string;
+  reason: string;
+}
+
+/** What a turn returns. */
+export interface EngineResult {
+  turnId: string;
+  layer: EngineLayer;
+  finalKind: 'answer' | 'pending_approval' | 'terminated';
+  finalMessage: string;
+  language: Language;
+  plan?: Plan;
+  steps: ExecutedStep[];
+  modelCalls: number;
+  latencyMs: number;
+  intent?: Intent;
+  termination?: { cause: TerminationCause; message: string; action: string };
+  pending?: { approvalId: string; tool: string; args: unknown; step: number };
+  /** The layers above the one that answered, each with why it passed. */
+  passes?: LayerPass[];
+}
+
+/** Options of one turn. */
+export interface TurnOptions {
+  signal?: AbortSignal;
+  turnId?: string;
+  language?: Language;
+  /**
+   * Plans this turn must not use, and whether to skip memory (L0, L1)
+   * altogether: what a `retry` asks for.
+   */
+  avoid?: { planHashes?: string[]; memory?: boolean };
+}
