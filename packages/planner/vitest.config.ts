@@ -1,3 +1,5 @@
 import { metnosVitestConfig } from '@metnos/tooling/vitest';
 
-export default metnosVitestConfig();
+export default metnosVitestConfig({
+  include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
+});
