@@ -12,13 +12,14 @@ import {
   createTiers,
   createTurnLog,
   type EngineEmbedder,
+  type EngineResult,
   executorContract,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { CliFailure, type CliIo } from '../output.ts';
-import { formatNotices, openOrDoWithout, type StoreNotice, storePath } from '../stores.ts';
+import { formatNotices, openOrDoWithout, type StoreName, type StoreNotice, storePath } from '../stores.ts';
 import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
@@ -115,6 +116,91 @@ function printTurn(io: CliIo, answered: boolean, lines: string[]): void {
   for (const line of lines) (answered ? io.out : io.err)(line);
 }
 
+/** Opens the engine's three stores; closes what it opened when one fails. */
+function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string }) => T) => T) {
+  const opened: Array<{ close(): void }> = [];
+  const keep = <T extends { close(): void }>(store: T): T => {
+    opened.push(store);
+    return store;
+  };
+  try {
+    return {
+      fastpath: keep(open('fastpath', createFastpathStore)),
+      autopath: keep(open('autopath', createAutopathStore)),
+      gaps: keep(open('gaps', createGapLog)),
+      close: () => {
+        for (const store of opened) store.close();
+      },
+    };
+  } catch (error) {
+    for (const store of opened) store.close();
+    throw error;
+  }
+}
+
+/**
+ * The learning engine over the memory of the data folder, as `ask` and
+ * `feedback` both use it: one engine, so feedback takes the same path as a
+ * turn (`engine.feedback`). For `ask` a store that cannot be opened is
+ * replaced by an empty one for this run, and said so on stderr; `strict`
+ * (feedback, which is about what the store holds) stops with its `StoreError`.
+ */
+async function openLearningEngine(context: Runtime, io: CliIo, options: { yes: boolean; strict?: boolean }) {
+  const { config, data, place } = context;
+  const parts = await context.build();
+  const notices: StoreNotice[] = [];
+  const { fastpath, autopath, gaps, close } = openEngineStores((name, create) =>
+    options.strict ? create({ path: storePath(data, name) }) : openOrDoWithout(name, data, create, notices),
+  );
+  for (const line of formatNotices(notices)) io.err(line);
+  try {
+    const engine = createEngine({
+      catalog: parts.catalog,
+      invoker: parts.invoker,
+      reviewer: parts.vaglio,
+      models: parts.models,
+      embedder: await loadEmbedder(config),
+      fastpath,
+      autopath,
+      gaps,
+      workspace: place.workspace,
+      actor: config.runtime.actor,
+      timeZone: config.runtime.time_zone,
+      executorConfig: config.executors?.config,
+      recognition: {
+        fastpathThreshold: config.runtime.memory?.fastpath_threshold,
+        autopathThreshold: config.runtime.memory?.autopath_threshold,
+      },
+      approved: async (call) =>
+        options.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+    });
+    const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
+    return { engine, memory, close };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
+/** Prints a turn of the learning engine; returns the exit code. */
+function printEngineTurn(
+  io: CliIo,
+  result: EngineResult,
+  options: { json: boolean; memory: string },
+): number {
+  const answered = result.finalKind === 'answer';
+  if (options.json) io.out(JSON.stringify(result, null, 2));
+  else
+    printTurn(io, answered, [
+      result.finalMessage,
+      ...(result.pending
+        ? [`(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`]
+        : []),
+      `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms${options.memory} · turn ${result.turnId}`,
+    ]);
+  return answered ? 0 : 1;
+}
+
 export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -139,55 +225,17 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const engineKind = values.engine ?? config.runtime.engine;
   if (engineKind !== 'learning' && engineKind !== 'loop')
     throw new CliFailure(`--engine must be learning or loop`, 2);
-  const parts = await context.build();
 
   if (engineKind === 'learning') {
-    const notices: StoreNotice[] = [];
-    const fastpath = openOrDoWithout('fastpath', data, createFastpathStore, notices);
-    const autopath = openOrDoWithout('autopath', data, createAutopathStore, notices);
-    const gaps = openOrDoWithout('gaps', data, createGapLog, notices);
-    for (const line of formatNotices(notices)) io.err(line);
-    const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
+    const { engine, memory, close } = await openLearningEngine(context, io, { yes: values.yes });
     try {
-      const engine = createEngine({
-        catalog: parts.catalog,
-        invoker: parts.invoker,
-        reviewer: parts.vaglio,
-        models: parts.models,
-        embedder: await loadEmbedder(config),
-        fastpath,
-        autopath,
-        gaps,
-        workspace: place.workspace,
-        actor: config.runtime.actor,
-        timeZone: config.runtime.time_zone,
-        executorConfig: config.executors?.config,
-        recognition: {
-          fastpathThreshold: config.runtime.memory?.fastpath_threshold,
-          autopathThreshold: config.runtime.memory?.autopath_threshold,
-        },
-        approved: async (call) =>
-          values.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
-      });
-      const result = await engine.runTurn(request);
-      const answered = result.finalKind === 'answer';
-      if (values.json) io.out(JSON.stringify(result, null, 2));
-      else
-        printTurn(io, answered, [
-          result.finalMessage,
-          ...(result.pending
-            ? [`(not run: ${result.pending.tool} needs your approval — ask again with --yes to approve it)`]
-            : []),
-          `— layer: ${result.layer} · ${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'} · ${Math.round(result.latencyMs)} ms${memory} · turn ${result.turnId}`,
-        ]);
-      return answered ? 0 : 1;
+      return printEngineTurn(io, await engine.runTurn(request), { json: values.json, memory });
     } finally {
-      fastpath.close();
-      autopath.close();
-      gaps.close();
+      close();
     }
   }
 
+  const parts = await context.build();
   const notices: StoreNotice[] = [];
   const scratchpad = openOrDoWithout('scratchpad', data, createScratchpad, notices);
   for (const line of formatNotices(notices)) io.err(line);
@@ -252,34 +300,53 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
 export const FEEDBACK_HELP = `metnos feedback — tell the memory how a turn went
 
 Usage:
-  metnos feedback <turn-id> <up|down|retry>
+  metnos feedback <turn-id> <up|down|retry> [--yes] [--json] [--executors <dir>] [--workspace <dir>]
 
-  up      the answer was right: the plan is worth replaying
-  down    the answer was wrong: the plan is demoted, and dropped if it keeps failing
-  retry   ask again without the remembered plan
+  up      the answer was right: the plan is promoted and replayed for requests like it
+  down    the answer was wrong: the remembered shortcut is dropped, so the request goes back to
+          the model; a second down on the same plan makes it one memory never uses again
+  retry   as down, then ask again now, without the remembered plan
 
 The turn id is printed at the end of every \`metnos ask\` answer.
 `;
 
 export async function feedbackCommand(argv: string[], io: CliIo): Promise<number> {
-  const [turnId, kind] = argv;
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      yes: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      executors: { type: 'string' },
+      workspace: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
     io.out(FEEDBACK_HELP);
     return 0;
   }
-  if (!turnId || !kind || !['up', 'down', 'retry'].includes(kind)) {
+  const [turnId, kind] = positionals;
+  if (!turnId || (kind !== 'up' && kind !== 'down' && kind !== 'retry') || positionals.length > 2) {
     io.err(FEEDBACK_HELP);
     return 2;
   }
-  const { data } = await runtime({});
-  const autopath = createAutopathStore({ path: storePath(data, 'autopath') });
+  const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  const { engine, memory, close } = await openLearningEngine(context, io, { yes: values.yes, strict: true });
   try {
-    const recorded = autopath.feedback(turnId, kind as 'up' | 'down' | 'retry');
-    if (!recorded)
+    const outcome = await engine.feedback(turnId, kind);
+    if (!outcome.recorded)
       throw new CliFailure(`no turn ${turnId} in the memory (the id ends every metnos ask answer)`);
+    if (values.json && outcome.retry) return printEngineTurn(io, outcome.retry, { json: true, memory });
     io.out(`feedback "${kind}" recorded for turn ${turnId}`);
-    return 0;
+    const dropped = outcome.droppedShortcuts.length;
+    if (dropped > 0)
+      io.out(
+        `dropped ${dropped} remembered shortcut${dropped === 1 ? '' : 's'}: the request goes back to the model`,
+      );
+    if (outcome.anti) io.out('memory will not use this plan for this request again');
+    return outcome.retry ? printEngineTurn(io, outcome.retry, { json: false, memory }) : 0;
   } finally {
-    autopath.close();
+    close();
   }
 }
