@@ -135,6 +135,128 @@ async function resolveFillers(plan: Plan, settings: ExecuteSettings): Promise<Re
   return values;
 }
 
+/** The steps each step waits for: those its arguments reference and those in its `depends`. */
+function dependenciesOf(plan: Plan): Array<Set<number>> {
+  const ids = new Map<string, number>();
+  plan.steps.forEach((step, index) => {
+    ids.set(step.id ?? `s${index + 1}`, index + 1);
+  });
+  return plan.steps.map((step) => {
+    const set = new Set(referencedStepNumbers(step.args));
+    for (const dependency of step.depends ?? []) {
+      const number = typeof dependency === 'number' ? dependency : ids.get(dependency);
+      if (number !== undefined) set.add(number);
+    }
+    return set;
+  });
+}
+
+/** A call resolved and reviewed, ready to run. */
+interface PreparedCall {
+  number: number;
+  tool: string;
+  executor: VerifiedExecutor;
+  args: Record<string, unknown>;
+  verdict: ReviewVerdict;
+}
+
+/** Where a plan's run stands: what the steps produced and how a failure is reported. */
+interface RunState {
+  settings: ExecuteSettings;
+  byName: Map<string, VerifiedExecutor>;
+  observations: Array<Record<string, unknown> | undefined>;
+  executed: ExecutedStep[];
+  scope(): Parameters<typeof resolvePlaceholders>[1];
+  fail(number: number, tool: string, error: { class: string; message: string }): ExecutionOutcome;
+}
+
+/**
+ * Resolves one step's placeholders and `from_step`, and has the vaglio review
+ * the call. A call that needs a confirmation the user has not given stops the
+ * plan as `pending_approval`; a blocked one fails it.
+ */
+async function prepareCall(
+  step: Plan['steps'][number],
+  number: number,
+  state: RunState,
+): Promise<{ call: PreparedCall } | { outcome: ExecutionOutcome }> {
+  const { settings } = state;
+  const executor = state.byName.get(step.tool);
+  if (!executor)
+    return {
+      outcome: state.fail(number, step.tool, {
+        class: 'ToolUnavailable',
+        message: `no tool named ${step.tool}`,
+      }),
+    };
+  let args: Record<string, unknown>;
+  try {
+    const { from_step: from, ...rest } = step.args;
+    args = resolvePlaceholders(rest, state.scope()) as Record<string, unknown>;
+    if (typeof from === 'number') args.entries = entriesOf(state.observations[from - 1] ?? {});
+  } catch (error) {
+    if (!PlanReferenceError.isInstance(error)) throw error;
+    return { outcome: state.fail(number, step.tool, { class: 'BadReference', message: error.message }) };
+  }
+  const verdict = await settings.reviewer.evaluate(
+    {
+      executor: executorContract(executor),
+      args,
+      request: settings.request,
+      stepIndex: number,
+      turnId: settings.turnId,
+    },
+    { home: settings.home, workspace: settings.workspace },
+  );
+  if (verdict.approved) return { call: { number, tool: step.tool, executor, args, verdict } };
+  const granted =
+    verdict.blocked_by === 'confirmation' &&
+    (await settings.approved?.({ tool: step.tool, args, step: number }));
+  if (granted) return { call: { number, tool: step.tool, executor, args, verdict } };
+  if (verdict.blocked_by === 'confirmation' && verdict.pending)
+    return {
+      outcome: {
+        ok: false,
+        kind: 'pending_approval',
+        failedStep: number,
+        tool: step.tool,
+        error: { class: 'NeedsApproval', message: verdict.reason },
+        recovery: 'out_of_scope',
+        steps: state.executed.sort((a, b) => a.number - b.number),
+        pending: {
+          approvalId: verdict.pending.id,
+          callHash: verdict.pending.callHash,
+          expiresAt: verdict.pending.expiresAt,
+          args,
+        },
+      },
+    };
+  return {
+    outcome: state.fail(number, step.tool, {
+      class: 'Blocked',
+      message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}`,
+    }),
+  };
+}
+
+/** Runs prepared calls together through the invoker. */
+function invokeAll(calls: PreparedCall[], settings: ExecuteSettings) {
+  return Promise.all(
+    calls.map(async (call) => {
+      const started = performance.now();
+      const result = await settings.invoker.invoke(call.executor.name, call.args, {
+        workspace: settings.workspace,
+        caller: { kind: 'planner', turnId: settings.turnId },
+        turnId: settings.turnId,
+        traceId: `${settings.turnId}:${call.number}`,
+        config: settings.executorConfig?.[call.executor.name],
+        signal: settings.signal,
+      });
+      return { ...call, result, durationMs: performance.now() - started };
+    }),
+  );
+}
+
 /**
  * Runs a validated plan deterministically: resolves `from_step`, `${stepN…}`,
  * `${FILLER:…}`, `${RUNTIME:…}` and `${SLOT:…}`, reviews each call with the
@@ -146,40 +268,30 @@ async function resolveFillers(plan: Plan, settings: ExecuteSettings): Promise<Re
  * const outcome = await executePlan(plan, { executors, invoker, reviewer, request, turnId, workspace, home, runtime });
  */
 export async function executePlan(plan: Plan, settings: ExecuteSettings): Promise<ExecutionOutcome> {
-  const byName = new Map(settings.executors.map((executor) => [executor.name, executor]));
-  const ids = new Map<string, number>();
-  plan.steps.forEach((step, index) => {
-    ids.set(step.id ?? `s${index + 1}`, index + 1);
-  });
-  const dependencies = plan.steps.map((step) => {
-    const set = new Set(referencedStepNumbers(step.args));
-    for (const dependency of step.depends ?? []) {
-      const number = typeof dependency === 'number' ? dependency : ids.get(dependency);
-      if (number !== undefined) set.add(number);
-    }
-    return set;
-  });
-  const observations: Array<Record<string, unknown> | undefined> = new Array(plan.steps.length).fill(
-    undefined,
-  );
-  const executed: ExecutedStep[] = [];
+  const dependencies = dependenciesOf(plan);
   const fillers = await resolveFillers(plan, settings);
-  const scope = () => ({ observations, fillers, runtime: settings.runtime, slots: settings.slots });
+  const state: RunState = {
+    settings,
+    byName: new Map(settings.executors.map((executor) => [executor.name, executor])),
+    observations: new Array(plan.steps.length).fill(undefined),
+    executed: [],
+    scope: () => ({
+      observations: state.observations,
+      fillers,
+      runtime: settings.runtime,
+      slots: settings.slots,
+    }),
+    fail: (number, tool, error) => ({
+      ok: false,
+      kind: 'failed',
+      failedStep: number,
+      tool,
+      error,
+      recovery: recoveryClassOf(error.class),
+      steps: state.executed.sort((a, b) => a.number - b.number),
+    }),
+  };
   const done = new Set<number>();
-
-  const fail = (
-    number: number,
-    tool: string,
-    error: { class: string; message: string },
-  ): ExecutionOutcome => ({
-    ok: false,
-    kind: 'failed',
-    failedStep: number,
-    tool,
-    error,
-    recovery: recoveryClassOf(error.class),
-    steps: executed.sort((a, b) => a.number - b.number),
-  });
 
   while (done.size < plan.steps.length) {
     const wave = plan.steps
@@ -189,110 +301,39 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
           !done.has(number) && [...dependencies[number - 1]!].every((dependency) => done.has(dependency)),
       );
     if (wave.length === 0)
-      return fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+      return state.fail(plan.steps.length, plan.steps.at(-1)!.tool, {
         class: 'BadReference',
         message: 'the steps depend on each other in a cycle',
       });
-
-    const prepared: Array<{
-      number: number;
-      tool: string;
-      executor: VerifiedExecutor;
-      args: Record<string, unknown>;
-      verdict: ReviewVerdict;
-    }> = [];
+    const calls: PreparedCall[] = [];
     for (const { step, number } of wave) {
-      const executor = byName.get(step.tool);
-      if (!executor)
-        return fail(number, step.tool, { class: 'ToolUnavailable', message: `no tool named ${step.tool}` });
-      let args: Record<string, unknown>;
-      try {
-        const { from_step: from, ...rest } = step.args;
-        args = resolvePlaceholders(rest, scope()) as Record<string, unknown>;
-        if (typeof from === 'number') args.entries = entriesOf(observations[from - 1] ?? {});
-      } catch (error) {
-        if (!PlanReferenceError.isInstance(error)) throw error;
-        return fail(number, step.tool, { class: 'BadReference', message: error.message });
-      }
-      const verdict = await settings.reviewer.evaluate(
-        {
-          executor: executorContract(executor),
-          args,
-          request: settings.request,
-          stepIndex: number,
-          turnId: settings.turnId,
-        },
-        { home: settings.home, workspace: settings.workspace },
-      );
-      if (!verdict.approved) {
-        const granted =
-          verdict.blocked_by === 'confirmation' &&
-          (await settings.approved?.({ tool: step.tool, args, step: number }));
-        if (!granted) {
-          if (verdict.blocked_by === 'confirmation' && verdict.pending) {
-            return {
-              ok: false,
-              kind: 'pending_approval',
-              failedStep: number,
-              tool: step.tool,
-              error: { class: 'NeedsApproval', message: verdict.reason },
-              recovery: 'out_of_scope',
-              steps: executed.sort((a, b) => a.number - b.number),
-              pending: {
-                approvalId: verdict.pending.id,
-                callHash: verdict.pending.callHash,
-                expiresAt: verdict.pending.expiresAt,
-                args,
-              },
-            };
-          }
-          return fail(number, step.tool, {
-            class: 'Blocked',
-            message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}`,
-          });
-        }
-      }
-      prepared.push({ number, tool: step.tool, executor, args, verdict });
+      const prepared = await prepareCall(step, number, state);
+      if ('outcome' in prepared) return prepared.outcome;
+      calls.push(prepared.call);
     }
-
-    const results = await Promise.all(
-      prepared.map(async (item) => {
-        const started = performance.now();
-        const result = await settings.invoker.invoke(item.executor.name, item.args, {
-          workspace: settings.workspace,
-          caller: { kind: 'planner', turnId: settings.turnId },
-          turnId: settings.turnId,
-          traceId: `${settings.turnId}:${item.number}`,
-          config: settings.executorConfig?.[item.executor.name],
-          signal: settings.signal,
-        });
-        return { ...item, result, durationMs: performance.now() - started };
-      }),
-    );
+    const results = await invokeAll(calls, settings);
     for (const item of results) {
-      executed.push({
-        number: item.number,
-        tool: item.tool,
-        args: item.args,
-        verdict: item.verdict,
-        result: item.result,
-        durationMs: item.durationMs,
-      });
-      observations[item.number - 1] = observationOf(item.result);
-      done.add(item.number);
+      const { number, tool, args, verdict, result, durationMs } = item;
+      state.executed.push({ number, tool, args, verdict, result, durationMs });
+      state.observations[number - 1] = observationOf(result);
+      done.add(number);
     }
     const failed = results.find((item) => !item.result.ok);
-    if (failed && !failed.result.ok) return fail(failed.number, failed.tool, failed.result.error);
+    if (failed && !failed.result.ok) return state.fail(failed.number, failed.tool, failed.result.error);
   }
+  return finish(plan, state);
+}
 
+/** Renders the final message once every step ran. */
+function finish(plan: Plan, state: RunState): ExecutionOutcome {
   let finalMessage: string;
   try {
     finalMessage = plan.final_message.trim()
-      ? String(resolvePlaceholders(plan.final_message, scope()))
-      : describeLast(observations.at(-1));
+      ? String(resolvePlaceholders(plan.final_message, state.scope()))
+      : describeLast(state.observations.at(-1));
   } catch (error) {
     if (!PlanReferenceError.isInstance(error)) throw error;
-    return fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+    return state.fail(plan.steps.length, plan.steps.at(-1)!.tool, {
       class: 'BadReference',
       message: error.message,
     });
@@ -300,8 +341,8 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
   return {
     ok: true,
     finalMessage,
-    steps: executed.sort((a, b) => a.number - b.number),
-    observations: observations as Record<string, unknown>[],
+    steps: state.executed.sort((a, b) => a.number - b.number),
+    observations: state.observations as Record<string, unknown>[],
   };
 }
 
