@@ -18,6 +18,21 @@ export interface RememberedPlan {
   pinned: Readonly<Record<string, string>>;
 }
 
+/**
+ * The ids of remembered plans that may not serve this turn by meaning: other
+ * qualifiers, slots or pinned values ({@link canReuse}), or a plan the turn
+ * must avoid. Recognition leaves them out before it scores anything.
+ */
+export function incompatibleIds(turn: TurnContext, entries: readonly RememberedPlan[]): Set<string> {
+  return new Set(
+    entries
+      .filter(
+        (entry) => !canReuse(entry, turn.key, 'meaning').ok || turn.avoid.planHashes.includes(entry.planHash),
+      )
+      .map((entry) => entry.id),
+  );
+}
+
 /** Appends the turn's observation to the L1 store's log. */
 export async function observeTurn(
   turn: TurnContext,

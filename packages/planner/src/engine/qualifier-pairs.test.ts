@@ -79,17 +79,24 @@ const PAIRS: Array<[string, string, string, string]> = [
 /** The intent a small model gives every request above: the qualifier is lost in it. */
 const SAME_INTENT = { text: '{"verb":"read","object":"file","qualifiers":["notes"]}' };
 
+/**
+ * Two scripted Ollama servers on loopback — the fast tier answers intents,
+ * the wise tier plans — and the models that talk to them over the wire.
+ */
+async function ollamaTiers(intents: number, plans: string[]) {
+  const fast = await startOllamaServer(Array.from({ length: intents }, () => SAME_INTENT));
+  const wise = await startOllamaServer(plans.map((text) => ({ text })));
+  servers.push(fast, wise);
+  const model = (server: WireServer) =>
+    createOllamaModel({ model: 'qwen3:8b', baseUrl: server.url, think: false });
+  return { wise, models: { fast: model(fast), wise: model(wise) } };
+}
+
 describe('a qualifier is never lost between the request and a remembered plan (over the Ollama protocol)', () => {
   it.each(PAIRS.map(([first, firstSays, second, secondSays]) => ({ first, firstSays, second, secondSays })))(
     '"$first", then "$second"',
     async ({ first, firstSays, second, secondSays }) => {
-      const fast = await startOllamaServer([SAME_INTENT, SAME_INTENT, SAME_INTENT]);
-      const wise = await startOllamaServer([{ text: echoPlan(firstSays) }, { text: echoPlan(secondSays) }]);
-      servers.push(fast, wise);
-      const models = {
-        fast: createOllamaModel({ model: 'qwen3:8b', baseUrl: fast.url, think: false }),
-        wise: createOllamaModel({ model: 'qwen3:8b', baseUrl: wise.url, think: false }),
-      };
+      const { wise, models } = await ollamaTiers(3, [echoPlan(firstSays), echoPlan(secondSays)]);
       // An eager memory: without qualifiers in the key, every second request here would be served.
       const { engine, stores } = engineOver(world, models, {
         recognition: { fastpathThreshold: 0.5, autopathThreshold: 0.5 },
@@ -121,13 +128,8 @@ describe('a qualifier is never lost between the request and a remembered plan (o
   });
 
   it('replays a plan whose slots carry the difference, bound to the new values', async () => {
-    const fast = await startOllamaServer([SAME_INTENT, SAME_INTENT]);
-    const wise = await startOllamaServer([{ text: echoPlan('ada@example.com', { to: 'ada@example.com' }) }]);
-    servers.push(fast, wise);
-    const { engine, stores } = engineOver(world, {
-      fast: createOllamaModel({ model: 'qwen3:8b', baseUrl: fast.url, think: false }),
-      wise: createOllamaModel({ model: 'qwen3:8b', baseUrl: wise.url, think: false }),
-    });
+    const { models } = await ollamaTiers(2, [echoPlan('ada@example.com', { to: 'ada@example.com' })]);
+    const { engine, stores } = engineOver(world, models);
     await engine.runTurn('send the weekly report to ada@example.com');
     const other = await engine.runTurn('send the weekly report to bob@example.com');
     expect(other).toMatchObject({ layer: 'fastpath', modelCalls: 0, finalMessage: 'Did bob@example.com.' });

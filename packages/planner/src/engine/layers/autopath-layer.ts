@@ -1,19 +1,5 @@
-import type { AutopathEntry } from '@metnos/autopath/stores';
 import { type Layer, pass } from '../layer.ts';
-import { type RememberedPlan, replayPlan } from '../memory.ts';
-import { canReuse } from '../request-key.ts';
-import type { TurnContext } from '../turn-context.ts';
-
-const remembered = (entry: AutopathEntry): RememberedPlan => entry;
-
-/** Champions that may not serve this request: other qualifiers, slots or pinned values, or a plan to avoid. */
-function incompatible(turn: TurnContext): Set<string> {
-  const excluded = new Set<string>();
-  for (const entry of turn.parts.settings.autopath.champions(turn.parts.embedderId))
-    if (!canReuse(entry, turn.key, 'meaning').ok || turn.avoid.planHashes.includes(entry.planHash))
-      excluded.add(entry.id);
-  return excluded;
-}
+import { incompatibleIds, replayPlan } from '../memory.ts';
 
 /**
  * L1 Autopath: the calibrated recognizer over the champions of the semantic
@@ -30,10 +16,14 @@ export const autopathLayer: Layer = {
     const reasons: string[] = [];
     const vector = await turn.vector();
     if (vector) {
-      const recognition = turn.parts.recognition.recognize('autopath', vector, incompatible(turn));
+      const recognition = turn.parts.recognition.recognize(
+        'autopath',
+        vector,
+        incompatibleIds(turn, autopath.champions(turn.parts.embedderId)),
+      );
       const champion = recognition.kind === 'serve' ? autopath.get(recognition.label) : undefined;
       if (champion) {
-        const served = await replayPlan(turn, 'autopath', remembered(champion), 'meaning');
+        const served = await replayPlan(turn, 'autopath', champion, 'meaning');
         if ('answer' in served) return served;
         reasons.push(served.pass);
       } else if (recognition.kind === 'miss') {
@@ -44,7 +34,7 @@ export const autopathLayer: Layer = {
     if (!intent.complete) return pass([...reasons, 'the intent is incomplete'].join('; '));
     const champion = autopath.championForIntent(intent.hash);
     if (!champion) return pass([...reasons, 'no champion for the intent'].join('; '));
-    const served = await replayPlan(turn, 'autopath', remembered(champion), 'meaning');
+    const served = await replayPlan(turn, 'autopath', champion, 'meaning');
     return 'answer' in served ? served : pass([...reasons, served.pass].join('; '));
   },
 };

@@ -1,9 +1,7 @@
 import type { FastpathEntry } from '@metnos/autopath/stores';
 import { type Layer, pass } from '../layer.ts';
-import { type RememberedPlan, replayPlan } from '../memory.ts';
+import { incompatibleIds, type RememberedPlan, replayPlan } from '../memory.ts';
 import { planHash } from '../plan.ts';
-import { canReuse } from '../request-key.ts';
-import type { TurnContext } from '../turn-context.ts';
 
 /** An L0 entry as a replay sees it; an entry learned before intents were kept stands for its fingerprint. */
 export function rememberedShortcut(entry: FastpathEntry): RememberedPlan {
@@ -17,17 +15,6 @@ export function rememberedShortcut(entry: FastpathEntry): RememberedPlan {
     qualifiers: entry.qualifiers,
     pinned: entry.pinned,
   };
-}
-
-/** The L0 entries that may not serve this request by meaning: other qualifiers, slots or pinned values. */
-function incompatible(turn: TurnContext): Set<string> {
-  const excluded = new Set<string>();
-  for (const entry of turn.parts.settings.fastpath.list()) {
-    const shortcut = rememberedShortcut(entry);
-    if (!canReuse(shortcut, turn.key, 'meaning').ok || turn.avoid.planHashes.includes(shortcut.planHash))
-      excluded.add(entry.id);
-  }
-  return excluded;
 }
 
 /**
@@ -51,7 +38,11 @@ export const fastpathLayer: Layer = {
     }
     const vector = await turn.vector();
     if (!vector) return pass('no exact shortcut, and the request could not be embedded');
-    const recognition = turn.parts.recognition.recognize('fastpath', vector, incompatible(turn));
+    const recognition = turn.parts.recognition.recognize(
+      'fastpath',
+      vector,
+      incompatibleIds(turn, fastpath.list().map(rememberedShortcut)),
+    );
     if (recognition.kind === 'miss')
       return pass(
         `no exact shortcut; by meaning: ${recognition.reason} (score ${recognition.score.toFixed(3)})`,
