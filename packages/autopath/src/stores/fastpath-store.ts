@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { type LabelledVector, labelSimilaritiesOf } from '../label-similarities.ts';
 import type { LabelSimilarity, ScanOptions } from '../vector-index.ts';
@@ -225,8 +225,11 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
       cache = undefined;
       return changes > 0;
     },
+    /** Every readable entry, oldest first (from the in-memory copy lookups use: a turn may read it whole). */
     list(): FastpathEntry[] {
-      return readable(db.select().from(fastpaths).orderBy(asc(fastpaths.createdAt)).all());
+      return [...entries()].sort((a, b) =>
+        a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0,
+      );
     },
     /** Applies the aging rules; returns the ids removed. */
     age(rules: AgingRules = {}): string[] {

@@ -74,6 +74,18 @@ const PAIRS: Array<[string, string, string, string]> = [
     'coda-3',
   ],
   ['show the previous page of results', 'previous', 'show the next page of results', 'next'],
+  [
+    'list the invoices paid before the 2 of the month',
+    'before',
+    'list the invoices paid after the 2 of the month',
+    'after',
+  ],
+  [
+    'list the files bigger than 10 kilobytes',
+    'over-10k',
+    'list the files smaller than 10 kilobytes',
+    'under-10k',
+  ],
 ];
 
 /** The intent a small model gives every request above: the qualifier is lost in it. */

@@ -19,6 +19,10 @@ describe('extractQualifiers', () => {
     ['send the report to anna on friday', ['to:anna', 'weekday:friday']],
     ['copy notes/a.md to notes/b.md', ['to:path_2']],
     ['copy from notes/a.md to notes/b.md', ['from:path_1', 'to:path_2']],
+    ['show me the second line of notes/diary.md', ['ordinal:2']],
+    ['list the files changed before march', ['month:march', 'relation:before']],
+    ['list the files larger than 10 MB', ['comparison:more']],
+    ['show the mail from anna or marco', ['from:anna', 'logic:any']],
     ['I want to read the diary', []],
     ['read notes/diary.md', []],
   ])('%s → %j', (request, expected) => {
