@@ -60,3 +60,49 @@ export {
   type VaglioSettings,
 } from './vaglio.ts';
 export { createVerdictLog, type VerdictLog, type VerdictLogEntry } from './verdict-log.ts';
+export { aggregate } from './verifier/aggregate.ts';
+export { candidateTexts, messageOf } from './verifier/candidate-text.ts';
+export { answerRules, BUILT_IN_PACKS, fileRules, mailRules } from './verifier/packs/index.ts';
+export { PROBES } from './verifier/probes/index.ts';
+export { createRulePackRegistry, defineRulePack, type RulePackRegistry } from './verifier/rule-pack.ts';
+export {
+  type AnswerCandidate,
+  answerCandidateSchema,
+  BUILT_IN_KINDS,
+  type Candidate,
+  type Evidence,
+  type EvidenceInput,
+  evidenceSchema,
+  type MailCandidate,
+  mailCandidateSchema,
+  RULE_PACK_ID,
+  type VerifyInput,
+  type VerifyStep,
+  verifyStepSchema,
+} from './verifier/shapes.ts';
+export { indexSources, type Sources } from './verifier/sources.ts';
+export {
+  actionClaimsIn,
+  filePathsIn,
+  mentionsFailure,
+  placeholdersIn,
+  samePath,
+} from './verifier/text-patterns.ts';
+export type {
+  Advisory,
+  Outcome,
+  Rule,
+  RuleClass,
+  RulePack,
+  RuleResult,
+  TraceEntry,
+  VerificationContext,
+  VerifierVerdict,
+} from './verifier/types.ts';
+export { VerificationBlocked } from './verifier/verification-blocked.ts';
+export {
+  createVerifier,
+  VERIFIER_VERSION,
+  type Verifier,
+  type VerifierSettings,
+} from './verifier/verifier.ts';
