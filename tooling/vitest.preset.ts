@@ -4,7 +4,9 @@ import { defineConfig } from 'vitest/config';
  * Shared vitest settings: packages resolve each other to source through the
  * `metnos-source` export condition, so tests run without a build first.
  */
-export function metnosVitestConfig(options: { testTimeout?: number; include?: string[] } = {}) {
+export function metnosVitestConfig(
+  options: { testTimeout?: number; include?: string[]; setupFiles?: string[] } = {},
+) {
   return defineConfig({
     resolve: { conditions: ['metnos-source'] },
     ssr: { resolve: { conditions: ['metnos-source'] } },
@@ -12,6 +14,7 @@ export function metnosVitestConfig(options: { testTimeout?: number; include?: st
       include: options.include ?? ['src/**/*.test.ts', 'test/**/*.test.ts'],
       testTimeout: options.testTimeout ?? 30_000,
       pool: 'forks',
+      ...(options.setupFiles ? { setupFiles: options.setupFiles } : {}),
     },
   });
 }

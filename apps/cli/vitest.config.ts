@@ -1,3 +1,3 @@
 import { metnosVitestConfig } from '@metnos/tooling/vitest';
 
-export default metnosVitestConfig({ testTimeout: 60_000 });
+export default metnosVitestConfig({ testTimeout: 60_000, setupFiles: ['test/__fixtures__/setup.ts'] });
