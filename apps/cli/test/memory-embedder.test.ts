@@ -91,3 +91,33 @@ describe('loadMemoryEmbedder', () => {
     );
   });
 });
+
+describe('metnos ask with [runtime.memory] embedder = "ollama"', () => {
+  it('answers with the lexical default and says once on stderr that the embedding model did not answer', async () => {
+    const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { cli, writeWorkspaceConfig } = await import('./__fixtures__/cli.ts');
+    const gone = await startOllamaEmbedServer();
+    await gone.close();
+    const dir = await mkdtemp(join(tmpdir(), 'metnos-ask-embedder-'));
+    const saved = { ...process.env };
+    try {
+      await writeWorkspaceConfig(dir, 'http://127.0.0.1:9');
+      const toml = join(dir, 'metnos.toml');
+      await writeFile(
+        toml,
+        `${await readFile(toml, 'utf8')}\n[runtime.memory]\nembedder = "ollama"\nembedder_url = "${gone.url}"\n`,
+      );
+      process.env.INIT_CWD = dir;
+      process.env.METNOS_CONFIG_DIR = join(dir, 'config');
+      const answer = await cli(['ask', 'what time is it?']);
+      expect(answer.code, answer.err).toBe(0);
+      expect(answer.out).toMatch(/^It is \d\d:\d\d/m);
+      expect(answer.err.match(/could not be used, so the lexical default embedder/g)).toHaveLength(1);
+    } finally {
+      process.env = saved;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -11,13 +11,13 @@ import {
   createScratchpad,
   createTiers,
   createTurnLog,
-  type EngineEmbedder,
   type EngineResult,
   executorContract,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
+import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
 import { formatNotices, openOrDoWithout, type StoreName, type StoreNotice, storePath } from '../stores.ts';
 import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
@@ -38,19 +38,6 @@ Options:
 
 The models come from [runtime.llm] in metnos.toml (default: Ollama qwen3:8b on http://localhost:11434).
 `;
-
-async function loadEmbedder(config: AppConfig): Promise<EngineEmbedder> {
-  const autopath = (await import('@metnos/autopath')) as Record<string, unknown>;
-  const modelDir = config.runtime.memory?.model_dir;
-  if (modelDir && typeof autopath.createOnnxEmbedder === 'function') {
-    return (autopath.createOnnxEmbedder as (settings: { modelDir: string }) => EngineEmbedder)({ modelDir });
-  }
-  const factory = (autopath.createDefaultEmbedder ?? autopath.createHashingEmbedder) as
-    | (() => EngineEmbedder)
-    | undefined;
-  if (typeof factory !== 'function') throw new CliFailure('@metnos/autopath provides no default embedder');
-  return factory();
-}
 
 async function confirm(io: CliIo, question: string): Promise<boolean> {
   if (!process.stdin.isTTY) return false;
@@ -159,7 +146,10 @@ async function openLearningEngine(context: Runtime, io: CliIo, options: { yes: b
       invoker: parts.invoker,
       reviewer: parts.vaglio,
       models: parts.models,
-      embedder: await loadEmbedder(config),
+      // [runtime.memory] embedder: lexical (default), onnx, ollama or openai; a model that does not
+      // answer leaves the lexical default in its place, said once on stderr
+      embedder: (await loadMemoryEmbedder(config, { env: process.env, onNote: (note) => io.err(note) }))
+        .embedder,
       fastpath,
       autopath,
       gaps,
