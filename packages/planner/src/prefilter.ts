@@ -57,6 +57,27 @@ export function tokenize(text: string): string[] {
     .filter((token) => token.length > 0);
 }
 
+/** The same order as `localeCompare`, without building a collator at every comparison. */
+const byName = new Intl.Collator();
+
+/** An entry's words, tokenised once per entry object (a catalog's entries live as long as it). */
+const entryWords = new WeakMap<PrefilterEntry, { affinity: Set<string>; summary: Set<string> }>();
+
+function wordsOf(entry: PrefilterEntry): { affinity: Set<string>; summary: Set<string> } {
+  let words = entryWords.get(entry);
+  if (!words) {
+    words = {
+      affinity: new Set([...entry.affinity.flatMap(tokenize), ...tokenize(entry.name)]),
+      summary: new Set(tokenize(entry.summary).filter((token) => !STOP_WORDS.has(token))),
+    };
+    entryWords.set(entry, words);
+  }
+  return words;
+}
+
+/** One pre-filter entry per loaded executor, kept with it so its words are tokenised once. */
+const executorEntries = new WeakMap<VerifiedExecutor, PrefilterEntry & { executor: VerifiedExecutor }>();
+
 /**
  * Ranks executors against a request with bag-of-words (stop words dropped): each request token
  * that appears in an executor's affinity keywords (or name parts) counts 2,
@@ -77,8 +98,7 @@ export function prefilter<Entry extends PrefilterEntry>(
   const kMax = settings.kMax ?? 40;
   const tokens = [...new Set(tokenize(request))].filter((token) => !STOP_WORDS.has(token));
   const ranked = entries.map((entry) => {
-    const affinity = new Set([...entry.affinity.flatMap(tokenize), ...tokenize(entry.name)]);
-    const summary = new Set(tokenize(entry.summary).filter((token) => !STOP_WORDS.has(token)));
+    const { affinity, summary } = wordsOf(entry);
     let score = 0;
     for (const token of tokens) {
       if (affinity.has(token)) score += 2;
@@ -86,7 +106,7 @@ export function prefilter<Entry extends PrefilterEntry>(
     }
     return { entry, score };
   });
-  ranked.sort((a, b) => b.score - a.score || a.entry.name.localeCompare(b.entry.name));
+  ranked.sort((a, b) => b.score - a.score || byName.compare(a.entry.name, b.entry.name));
   const top = ranked[0]?.score ?? 0;
   const second = ranked[1]?.score ?? 0;
   const confidence = top === 0 ? 0 : (top - second) / top;
@@ -110,12 +130,19 @@ export function rankExecutors(
 ): { executors: VerifiedExecutor[]; confidence: number } {
   const ranked = prefilter(
     request,
-    executors.map((executor) => ({
-      name: executor.name,
-      summary: executor.manifest.executor.summary,
-      affinity: executor.manifest.executor.affinity,
-      executor,
-    })),
+    executors.map((executor) => {
+      let entry = executorEntries.get(executor);
+      if (!entry) {
+        entry = {
+          name: executor.name,
+          summary: executor.manifest.executor.summary,
+          affinity: executor.manifest.executor.affinity,
+          executor,
+        };
+        executorEntries.set(executor, entry);
+      }
+      return entry;
+    }),
     settings,
   );
   return {
