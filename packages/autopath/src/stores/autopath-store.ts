@@ -10,6 +10,7 @@ import {
   blobToVector,
   dot,
   openDatabase,
+  readPlanColumns,
   readStoredJson,
   type StoreLocation,
   vectorToBlob,
@@ -95,14 +96,9 @@ export function compositeScore(row: {
 
 /** The entry a row holds; undefined for a damaged row, which lookups skip. */
 function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined {
-  const template = readStoredJson(row.template);
-  const slots = readStoredJson(row.slots);
-  const tools = readStoredJson(row.tools);
-  if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
-  const qualifiers = row.qualifiers === null ? undefined : readStoredJson(row.qualifiers);
-  const pinned = row.pinned === null ? {} : readStoredJson(row.pinned);
-  if (qualifiers !== undefined && !Array.isArray(qualifiers)) return undefined;
-  if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return undefined;
+  const plan = readPlanColumns(row);
+  if (!plan) return undefined;
+  const { template, slots, tools, qualifiers, pinned } = plan;
   return {
     id: row.id,
     clusterId: row.clusterId,
@@ -116,8 +112,8 @@ function toEntry(row: typeof autopaths.$inferSelect): AutopathEntry | undefined 
     failures: row.failures,
     score: row.score,
     status: row.status,
-    qualifiers: qualifiers as string[] | undefined,
-    pinned: pinned as Record<string, string>,
+    qualifiers,
+    pinned,
   };
 }
 

@@ -10,7 +10,7 @@ import {
   blobToVector,
   dot,
   openDatabase,
-  readStoredJson,
+  readPlanColumns,
   type StoreLocation,
   vectorToBlob,
 } from './sqlite.ts';
@@ -68,14 +68,9 @@ const DAY = 86_400_000;
 
 /** The entry a row holds; undefined for a damaged row, which lookups skip. */
 function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry | undefined {
-  const template = readStoredJson(row.template);
-  const slots = readStoredJson(row.slots);
-  const tools = readStoredJson(row.tools);
-  if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
-  const qualifiers = row.qualifiers === null ? undefined : readStoredJson(row.qualifiers);
-  const pinned = row.pinned === null ? {} : readStoredJson(row.pinned);
-  if (qualifiers !== undefined && !Array.isArray(qualifiers)) return undefined;
-  if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return undefined;
+  const plan = readPlanColumns(row);
+  if (!plan) return undefined;
+  const { template, slots, tools, qualifiers, pinned } = plan;
   return {
     id: row.id,
     fingerprint: row.fingerprint,
@@ -89,8 +84,8 @@ function toEntry(row: typeof fastpaths.$inferSelect): FastpathEntry | undefined 
     lastUsedAt: row.lastUsedAt ?? undefined,
     intentHash: row.intentHash ?? undefined,
     planHash: row.planHash ?? undefined,
-    qualifiers: qualifiers as string[] | undefined,
-    pinned: pinned as Record<string, string>,
+    qualifiers,
+    pinned,
     embedderId: row.embedderId ?? undefined,
   };
 }

@@ -135,3 +135,47 @@ export function dot(a: Float32Array, b: Float32Array): number {
   for (let index = 0; index < length; index++) sum += a[index]! * b[index]!;
   return sum;
 }
+
+/** The plan columns L0 and L1 rows share, as stored. */
+export interface StoredPlanColumns {
+  template: string;
+  slots: string;
+  tools: string;
+  qualifiers: string | null;
+  pinned: string | null;
+}
+
+/**
+ * Reads the plan columns of an L0 or L1 row; undefined when any of them is
+ * damaged, so lookups skip the row instead of failing.
+ *
+ * @example
+ * const plan = readPlanColumns(row);
+ * if (plan) use(plan.template, plan.slots);
+ */
+export function readPlanColumns(row: StoredPlanColumns):
+  | {
+      template: unknown;
+      slots: string[];
+      tools: Array<{ name: string; version: string }>;
+      qualifiers: string[] | undefined;
+      pinned: Record<string, string>;
+    }
+  | undefined {
+  const template = readStoredJson(row.template);
+  const slots = readStoredJson(row.slots);
+  const tools = readStoredJson(row.tools);
+  if (template === undefined || !Array.isArray(slots) || !Array.isArray(tools)) return undefined;
+  const qualifiers = row.qualifiers === null ? undefined : readStoredJson(row.qualifiers);
+  const pinned = row.pinned === null ? {} : readStoredJson(row.pinned);
+  if (qualifiers !== undefined && !Array.isArray(qualifiers)) return undefined;
+  if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return undefined;
+  // the items' shapes are what the stores wrote; only the containers are checked, as before
+  return {
+    template,
+    slots: slots as string[],
+    tools: tools as Array<{ name: string; version: string }>,
+    qualifiers: qualifiers as string[] | undefined,
+    pinned: pinned as Record<string, string>,
+  };
+}
