@@ -102,9 +102,15 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   if (missingBinaries.length > 0) notes.push(`exec: not found on this host: ${missingBinaries.join(', ')}`);
   if (binaryPaths.length > 0) env.PATH = [...new Set(binaryPaths.map((path) => dirname(path)))].join(':');
   // the code itself arrives on stdin (the verified bytes): its file is neither readable nor mounted
-  const readable = [RUNTIME_DIR, ...input.profile.read, ...input.profile.write];
-  if (input.tmpGranted) readable.push(input.tmpDir);
-  const writable = [...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])];
+  const readable = [
+    ...new Set([
+      RUNTIME_DIR,
+      ...input.profile.read,
+      ...input.profile.write,
+      ...(input.tmpGranted ? [input.tmpDir] : []),
+    ]),
+  ];
+  const writable = [...new Set([...input.profile.write, ...(input.tmpGranted ? [input.tmpDir] : [])])];
 
   const nodeArgs = ['--disable-warning=ExperimentalWarning', `--max-old-space-size=${input.maxMemoryMb}`];
   if (rank >= tierRank('basic')) {
@@ -179,6 +185,8 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     ...input.profile.write.map((path) => ({ path, writable: true })),
   ];
   for (const { path, writable } of profileBinds) {
+    // the call's own $TMP is bound once, after the masks (below)
+    if (input.tmpGranted && path === input.tmpDir) continue;
     if (existsSync(path)) binds.push({ dest: path, source: path, writable, noexec: true });
   }
   if (input.proxySocket)
