@@ -126,6 +126,7 @@ export async function ensureAuditTree(workspace: string): Promise<string> {
         ? `the disk holding ${root} is full; Metnos runs no executor until it can record the call (free some space)`
         : `the audit reserve ${reserve} is unusable: ${(error as Error).message}`,
       error,
+      { diskFull: full },
     );
   } finally {
     await handle?.close();
@@ -204,6 +205,28 @@ export async function appendAuditLine(file: string, line: string, reserve?: stri
   }
 }
 
+/**
+ * Appends one line to the day's file of a folder of the workspace's audit tree
+ * (`executors` for the invoker, `sandbox` for the runner's refusals): the tree
+ * is checked first ({@link ensureAuditTree}), and on a full disk the line is
+ * still written from the room the reserve gives back ({@link appendAuditLine}).
+ *
+ * @example
+ * await appendToAuditTree('/home/me/metnos', 'sandbox', entry.ts, JSON.stringify(entry));
+ */
+export async function appendToAuditTree(
+  workspace: string,
+  folder: (typeof AUDIT_SUBDIRS)[number],
+  ts: string,
+  line: string,
+): Promise<void> {
+  const root = join(workspace, '.audit');
+  await ensureAuditTree(workspace).catch((error) => {
+    if (!AuditError.isInstance(error) || !error.diskFull) throw error;
+  });
+  await appendAuditLine(join(root, folder, `${ts.slice(0, 10)}.jsonl`), line, join(root, '.reserve'));
+}
+
 /** Settings of {@link createAuditLog}. */
 export interface AuditLogSettings {
   /** Lines go to `<workspace>/.audit/executors/YYYY-MM-DD.jsonl`. */
@@ -220,7 +243,6 @@ export interface AuditLogSettings {
  */
 export function createAuditLog(settings: AuditLogSettings) {
   const dir = join(settings.workspace, '.audit', 'executors');
-  const reserve = join(settings.workspace, '.audit', '.reserve');
   const fileFor = (ts: string) => join(dir, `${ts.slice(0, 10)}.jsonl`);
   return {
     dir,
@@ -236,11 +258,7 @@ export function createAuditLog(settings: AuditLogSettings) {
       await (await openAuditFile(fileFor(ts))).close();
     },
     async append(entry: AuditEntry): Promise<void> {
-      await ensureAuditTree(settings.workspace).catch((error) => {
-        // the reserve may be gone on a full disk: the line is still written from what it gave back
-        if (!AuditError.isInstance(error) || !/is full/.test(error.message)) throw error;
-      });
-      await appendAuditLine(fileFor(entry.ts), JSON.stringify(entry), reserve);
+      await appendToAuditTree(settings.workspace, 'executors', entry.ts, JSON.stringify(entry));
     },
   };
 }

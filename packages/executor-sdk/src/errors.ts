@@ -158,11 +158,14 @@ export class AuditError extends MetnosError {
   private readonly [auditMarker] = true;
   /** The file or folder at fault. */
   readonly path: string;
+  /** The disk is full: the reserve is spent, and a line can still be written from what it gave back. */
+  readonly diskFull: boolean;
 
-  constructor(path: string, message: string, cause?: unknown) {
+  constructor(path: string, message: string, cause?: unknown, options: { diskFull?: boolean } = {}) {
     super({ code: 'audit_unavailable', message, cause });
     this.name = 'AuditError';
     this.path = path;
+    this.diskFull = options.diskFull === true;
   }
 
   static override isInstance(error: unknown): error is AuditError {

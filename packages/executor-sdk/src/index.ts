@@ -6,6 +6,7 @@ export {
   type AuditLog,
   type AuditLogSettings,
   appendAuditLine,
+  appendToAuditTree,
   createAuditLog,
   ensureAuditTree,
   summarizeInput,

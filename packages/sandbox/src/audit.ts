@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { appendAuditLine, ensureAuditTree } from '@metnos/executor-sdk';
+import { appendToAuditTree } from '@metnos/executor-sdk';
 
 /** One sandbox audit line: a call refused before any process started. */
 export interface SandboxAuditEntry {
@@ -36,12 +35,7 @@ export function createSandboxAudit(): SandboxAudit {
   return {
     async append(workspace, entry) {
       // the same checks as the invoker's log: a real tree of this user's, no symlinked files
-      const root = await ensureAuditTree(workspace);
-      await appendAuditLine(
-        join(root, 'sandbox', `${entry.ts.slice(0, 10)}.jsonl`),
-        JSON.stringify(entry),
-        join(root, '.reserve'),
-      );
+      await appendToAuditTree(workspace, 'sandbox', entry.ts, JSON.stringify(entry));
     },
   };
 }
