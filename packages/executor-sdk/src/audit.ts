@@ -112,7 +112,10 @@ export async function ensureAuditTree(workspace: string): Promise<string> {
     const info = await handle.stat();
     if (!info.isFile() || info.nlink !== 1) throw new Error('not a plain file with one link');
     if (info.size < AUDIT_RESERVE_BYTES) {
-      await handle.write(Buffer.alloc(AUDIT_RESERVE_BYTES - info.size), 0, undefined, info.size);
+      const missing = AUDIT_RESERVE_BYTES - info.size;
+      const { bytesWritten } = await handle.write(Buffer.alloc(missing), 0, missing, info.size);
+      // a short write is the disk running out, without an error of its own
+      if (bytesWritten < missing) throw Object.assign(new Error('no room left'), { code: 'ENOSPC' });
       await handle.sync();
     }
   } catch (error) {

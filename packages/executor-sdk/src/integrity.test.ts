@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executorCode, useTempDirs } from './__fixtures__/index.ts';
-import { appendAuditLine, createAuditLog, ensureAuditTree } from './audit.ts';
+import { appendAuditLine, appendToAuditTree, createAuditLog, ensureAuditTree } from './audit.ts';
 import { createCatalog, defaultStateDir } from './catalog.ts';
 import { KeyError, ManifestError } from './errors.ts';
 import { createInvoker } from './invoke.ts';
@@ -208,4 +208,34 @@ describe('a metnos.toml an executor could have written is not read', () => {
     // the outer one itself is fine
     expect((await findWorkspaceConfig(place))?.root).toBe(join(place, 'ws'));
   });
+});
+
+describe('a full disk', () => {
+  const root = process.getuid?.() === 0;
+  it.skipIf(!root)(
+    'still records lines after the reserve was given back, and says so with diskFull',
+    async () => {
+      const { spawnSync } = await import('node:child_process');
+      const { statfs } = await import('node:fs/promises');
+      const workspace = await temp.make('full-');
+      if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', workspace]).status !== 0) return;
+      try {
+        await ensureAuditTree(workspace);
+        // fill what is left, then give the reserve back as a full-disk append would
+        const { bsize, bavail } = await statfs(workspace);
+        await writeFile(join(workspace, 'filler'), Buffer.alloc(Math.max(0, bavail * bsize - 64 * 1024)));
+        await writeFile(join(workspace, '.audit', '.reserve'), '');
+        await writeFile(join(workspace, 'filler2'), Buffer.alloc(900 * 1024));
+        const error = await ensureAuditTree(workspace).catch((caught) => caught);
+        expect(error).toMatchObject({ diskFull: true });
+        const ts = new Date().toISOString();
+        await appendToAuditTree(workspace, 'executors', ts, '{"after":"full"}');
+        expect(
+          await readFile(join(workspace, '.audit', 'executors', `${ts.slice(0, 10)}.jsonl`), 'utf8'),
+        ).toBe('{"after":"full"}\n');
+      } finally {
+        spawnSync('umount', [workspace]);
+      }
+    },
+  );
 });
