@@ -112,10 +112,8 @@ export async function ensureAuditTree(workspace: string): Promise<string> {
     const info = await handle.stat();
     if (!info.isFile() || info.nlink !== 1) throw new Error('not a plain file with one link');
     if (info.size < AUDIT_RESERVE_BYTES) {
-      const missing = AUDIT_RESERVE_BYTES - info.size;
-      const { bytesWritten } = await handle.write(Buffer.alloc(missing), 0, missing, info.size);
       // a short write is the disk running out, without an error of its own
-      if (bytesWritten < missing) throw Object.assign(new Error('no room left'), { code: 'ENOSPC' });
+      await writeWhole(handle, Buffer.alloc(AUDIT_RESERVE_BYTES - info.size), info.size);
       await handle.sync();
     }
   } catch (error) {
@@ -162,6 +160,12 @@ async function openAuditFile(file: string): Promise<FileHandle> {
   }
 }
 
+/** Writes all of `bytes`; a short write (how a full disk often answers) is ENOSPC. */
+async function writeWhole(handle: FileHandle, bytes: Buffer, position?: number): Promise<void> {
+  const { bytesWritten } = await handle.write(bytes, 0, bytes.length, position);
+  if (bytesWritten < bytes.length) throw Object.assign(new Error('no room left'), { code: 'ENOSPC' });
+}
+
 /**
  * Appends one line to an audit file safely: opened with `O_NOFOLLOW` (a symlink
  * planted in its place is refused), checked to be a plain file of this user with
@@ -183,7 +187,7 @@ export async function appendAuditLine(file: string, line: string, reserve?: stri
     }
     const bytes = Buffer.from(`${prefix}${line}\n`);
     try {
-      await handle.write(bytes);
+      await writeWhole(handle, bytes);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if ((code !== 'ENOSPC' && code !== 'EDQUOT') || !reserve) throw error;
@@ -194,7 +198,7 @@ export async function appendAuditLine(file: string, line: string, reserve?: stri
       const now = (await handle.stat()).size;
       const last = Buffer.alloc(1);
       if (now > 0) await handle.read(last, 0, 1, now - 1);
-      await handle.write(Buffer.from(`${now > 0 && last[0] !== 0x0a ? '\n' : ''}${line}\n`));
+      await writeWhole(handle, Buffer.from(`${now > 0 && last[0] !== 0x0a ? '\n' : ''}${line}\n`));
     }
   } catch (error) {
     if (AuditError.isInstance(error)) throw error;
