@@ -85,6 +85,13 @@ export function overBudget(context: LoopContext, state: TurnState): string | und
   return undefined;
 }
 
+/** Ends the turn with the budget it spent and its last useful result, when a budget is spent. */
+export function stopIfOverBudget(context: LoopContext, state: TurnState): Promise<TurnResult> | undefined {
+  const budget = overBudget(context, state);
+  if (!budget) return undefined;
+  return finishTurn(context, state, 'budget', `I stopped because ${budget}. ${lastUsefulText(state)}`.trim());
+}
+
 /** The last successful observation, as a line to end a turn that stopped early with. */
 export function lastUsefulText(state: TurnState): string {
   const last = [...state.observations].reverse().find((observation) => observation.ok === true);

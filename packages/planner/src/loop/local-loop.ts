@@ -1,6 +1,6 @@
 import { keptArgs } from '../hardening.ts';
 import type { ChatResponse, ToolCall } from '../model.ts';
-import { account, finishTurn, type LoopContext, lastUsefulText, overBudget } from './context.ts';
+import { account, finishTurn, type LoopContext, lastUsefulText, stopIfOverBudget } from './context.ts';
 import { BASE_PROMPT, callModel, describeModelFailure, offeredTools } from './model-call.ts';
 import { runToolCall } from './tool-call.ts';
 import type { TurnResult, TurnState } from './types.ts';
@@ -87,14 +87,8 @@ export async function localLoop(
     if (ended) return ended;
   }
   for (;;) {
-    const budget = overBudget(context, state);
-    if (budget)
-      return finishTurn(
-        context,
-        state,
-        'budget',
-        `I stopped because ${budget}. ${lastUsefulText(state)}`.trim(),
-      );
+    const stopped = stopIfOverBudget(context, state);
+    if (stopped) return stopped;
     if (state.steps.length >= context.capSteps) return stoppedAfterCap(context, state);
     let response: ChatResponse;
     try {

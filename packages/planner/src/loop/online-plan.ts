@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { hardenArgs, TOOL_UNAVAILABLE } from '../hardening.ts';
 import type { ChatResponse } from '../model.ts';
 import { PipingError, referencedSteps, resolveReferences } from '../piping.ts';
-import { account, finishTurn, type LoopContext, lastUsefulText, overBudget, reviewed } from './context.ts';
+import {
+  account,
+  finishTurn,
+  type LoopContext,
+  lastUsefulText,
+  reviewed,
+  stopIfOverBudget,
+} from './context.ts';
 import { BASE_PROMPT, callModel, describeModelFailure, toolSpec } from './model-call.ts';
 import { runToolCall } from './tool-call.ts';
 import type { TurnResult, TurnState } from './types.ts';
@@ -172,14 +179,8 @@ export async function onlinePlan(
         `Step ${plan.next + 1} (${step.tool}) failed: ${error?.message ?? 'unknown error'}`,
       );
     }
-    const budget = overBudget(context, state);
-    if (budget)
-      return finishTurn(
-        context,
-        state,
-        'budget',
-        `I stopped because ${budget}. ${lastUsefulText(state)}`.trim(),
-      );
+    const stopped = stopIfOverBudget(context, state);
+    if (stopped) return stopped;
   }
   return answerOf(context, state, plan.answer);
 }
