@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
   createCatalog,
@@ -13,7 +14,6 @@ import {
   trustPaths,
   type WorkspaceConfig,
 } from '@metnos/executor-sdk';
-import { defaultInitDir } from './commands/init.ts';
 
 /** Where the CLI works: the user's directory, the workspace config, the executors folder. */
 export interface CliPlace {
@@ -37,6 +37,11 @@ async function isDirectory(path: string): Promise<boolean> {
 /** Resolves a user-supplied path against the directory the user ran the command from. */
 export function userPath(place: { cwd: string }, path: string): string {
   return isAbsolute(path) ? path : resolve(place.cwd, path);
+}
+
+/** The default place of `metnos init`: beside, never inside, Metnos's own data folder. */
+export function defaultInitDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'metnos-workspace');
 }
 
 /**

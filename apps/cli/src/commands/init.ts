@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -11,7 +10,7 @@ import {
   readPublicKey,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo } from '../output.ts';
-import { userCwd } from '../workspace.ts';
+import { defaultInitDir, userCwd } from '../workspace.ts';
 
 export const INIT_HELP = `metnos init — create a Metnos workspace
 
@@ -49,11 +48,6 @@ export function seedSource(): { executors: string; releaseKey: string } | undefi
     },
   ];
   return candidates.find((candidate) => existsSync(candidate.executors) && existsSync(candidate.releaseKey));
-}
-
-/** The default place of `metnos init`: beside, never inside, Metnos's own data folder. */
-export function defaultInitDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'metnos-workspace');
 }
 
 export async function initCommand(argv: string[], io: CliIo): Promise<number> {
