@@ -75,7 +75,7 @@ async function checkAuditDir(path: string): Promise<void> {
   if (info.isSymbolicLink())
     throw new AuditError(
       path,
-      `the audit folder ${path} is a symlink; move it aside (metnos doctor --repair)`,
+      `the audit folder ${path} is a symlink; move it aside (metnos doctor prints the command)`,
     );
   if (!info.isDirectory()) throw new AuditError(path, `the audit folder ${path} is not a folder`);
   if (info.uid !== currentUid())
