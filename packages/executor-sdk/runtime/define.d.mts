@@ -8,8 +8,22 @@ export interface ExecutorContext {
   workspace: string;
   /** A private temporary directory for this call. */
   tmpDir: string;
-  /** Epoch milliseconds after which the call is killed. */
+  /**
+   * The instant this call is pinned to (ISO 8601, e.g. the planner turn's), or
+   * undefined. When set, `Date.now()`, `new Date()` and `Date()` answer this
+   * instant rather than the real time, so a replayed turn gives the same
+   * result; `new Date(value)`, `Date.UTC` and `Date.parse` are unchanged, and
+   * `performance.now()` stays real (use it to measure durations).
+   */
+  asOf: string | undefined;
+  /**
+   * Epoch milliseconds, on the host's real clock, after which the call is
+   * killed. Do not compare it with `Date.now()`, which is the pinned instant
+   * when `asOf` is set: ask {@link ExecutorContext.remainingMs} instead.
+   */
   deadline: number;
+  /** Real milliseconds left before {@link ExecutorContext.deadline} (0 once passed), pinned clock or not. */
+  remainingMs(): number;
   /** Per-instance settings from the host configuration (never secrets in the profile). */
   config: Readonly<Record<string, unknown>>;
   /** The declared profile, with placeholders expanded for this host. */

@@ -12,6 +12,8 @@ import { validate } from './json-schema.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const defineUrl = pathToFileURL(join(here, 'define.mjs')).href;
 const RUNTIME_CLASSES = new Set(['InvalidInput', 'InvalidOutput', 'Crashed']);
+// The real clock, taken before any pinning: ctx.remainingMs() measures the deadline with it.
+const realNow = Date.now;
 
 function emit(result) {
   writeSync(1, `${JSON.stringify(result)}\n`);
@@ -25,6 +27,37 @@ function resolveRef(schema, ref) {
   let node = schema;
   for (const part of ref.split('#/')[1].split('/')) node = node?.[part];
   return node;
+}
+
+/**
+ * Pins the global `Date` to `epochMs` for the executor's code, so a replayed
+ * turn sees the instant its first run saw: `Date.now()`, `new Date()` and
+ * `Date()` answer it; `new Date(x)`, `Date.UTC` and `Date.parse` work as
+ * always. The replacement shares `Date.prototype` with the real constructor
+ * (and inherits its statics), so `instanceof Date` holds for dates made
+ * either way, including those Node's internals make (`fs.Stats#mtime`).
+ * `performance.now()`, `process.hrtime()` and timers keep the real clock.
+ */
+function pinClock(epochMs) {
+  const RealDate = Date;
+  function PinnedDate(...args) {
+    // Called without new, Date ignores its arguments and answers "now" as a string.
+    if (new.target === undefined) return new RealDate(epochMs).toString();
+    return Reflect.construct(RealDate, args.length === 0 ? [epochMs] : args, new.target);
+  }
+  Object.setPrototypeOf(PinnedDate, RealDate);
+  Object.defineProperties(PinnedDate, {
+    name: { value: 'Date' },
+    length: { value: RealDate.length },
+    prototype: { value: RealDate.prototype, writable: false },
+    now: { value: () => epochMs, writable: true, configurable: true },
+  });
+  Object.defineProperty(RealDate.prototype, 'constructor', {
+    value: PinnedDate,
+    writable: true,
+    configurable: true,
+  });
+  globalThis.Date = PinnedDate;
 }
 
 async function main() {
@@ -44,6 +77,12 @@ async function main() {
   // The host verified these bytes against the signature and sent them on stdin; the code file
   // itself is neither mounted nor read, so nothing written to it after verification runs.
   const codeFormat = codeFile.endsWith('.ts') ? 'module-typescript' : 'module';
+  // The host checked asOf already; a request that skipped the check is refused here too.
+  const pinnedMs = context?.asOf === undefined ? undefined : Date.parse(context.asOf);
+  if (pinnedMs !== undefined && (typeof context.asOf !== 'string' || !Number.isFinite(pinnedMs))) {
+    emit(failure('InvalidInput', `asOf "${String(context.asOf).slice(0, 64)}" is not an ISO 8601 instant`));
+    return;
+  }
 
   for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'table']) {
     console[method] = (...parts) => process.stderr.write(`${parts.map(String).join(' ')}\n`);
@@ -73,6 +112,9 @@ async function main() {
     return;
   }
 
+  // Before the import: code that reads the clock at load time sees the pinned instant too.
+  if (pinnedMs !== undefined) pinClock(pinnedMs);
+
   let definition;
   try {
     definition = (await import(codeUrl)).default;
@@ -90,6 +132,8 @@ async function main() {
     config: Object.freeze(context.config ?? {}),
     profile: Object.freeze(context.profile),
     log: (message) => process.stderr.write(`${String(message)}\n`),
+    // Real time left before the deadline, also when Date is pinned to asOf.
+    remainingMs: () => Math.max(0, context.deadline - realNow()),
   });
 
   let outcome;

@@ -24,6 +24,8 @@ export interface BirthCallOptions {
   /** The workspace folder for the call. Default: a fresh temp dir per harness. */
   workspace?: string;
   config?: Record<string, unknown>;
+  /** Pins the executor's clock to this ISO 8601 instant (see `InvokeOptions.asOf`). */
+  asOf?: string;
 }
 
 /**
@@ -79,6 +81,7 @@ export function createBirthHarness(dir: string, settings: BirthHarnessSettings) 
         caller: { kind: 'test' },
         traceId: randomUUID(),
         config: options.config,
+        ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
       });
     },
   };

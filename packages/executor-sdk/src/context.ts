@@ -16,6 +16,16 @@ export interface InvocationContext {
   /** The workspace root on the host. */
   workspace: string;
   caller: Caller;
+  /**
+   * The instant the call happens at, as far as the executor can tell: an ISO
+   * 8601 instant with a date, a time and `Z` or an offset (e.g. the turn's
+   * `2026-04-25T08:14:33.881Z`). When set, `Date.now()`, `new Date()` and
+   * `Date()` inside the executor answer this instant, so a replayed turn sees
+   * the time its first run saw; `ctx.asOf` carries it as given. Unset: the
+   * real clock. A value {@link invalidAsOf} refuses is `InvalidInput`, and
+   * nothing runs.
+   */
+  asOf?: string;
   /** Per-instance settings for this executor (from the host configuration). */
   config?: Record<string, unknown>;
   /**
@@ -24,6 +34,43 @@ export interface InvocationContext {
    * Never sent to the executor process.
    */
   protect?: readonly ProtectedPath[];
+}
+
+// A calendar date, a time (seconds and a fraction optional) and a zone: an instant, never a local time.
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Why `value` cannot be an {@link InvocationContext.asOf}, or undefined when
+ * it can: a string in ISO 8601 instant form (`YYYY-MM-DDTHH:MM[:SS[.fraction]]`
+ * then `Z` or `±HH:MM`) naming a real calendar date and time. A time without
+ * a zone is refused: it would mean a different instant on every host.
+ *
+ * @example
+ * invalidAsOf('2026-04-25T08:14:33.881Z'); // undefined
+ * invalidAsOf('2026-02-30T00:00:00Z'); // 'asOf "2026-02-30T00:00:00Z" is not a real date and time'
+ */
+export function invalidAsOf(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `asOf must be an ISO 8601 instant string, not ${typeof value}`;
+  const shown = value.length > 64 ? `${value.slice(0, 64)}…` : value;
+  const parts = INSTANT.exec(value);
+  if (!parts) {
+    return `asOf "${shown}" is not an ISO 8601 instant such as 2026-04-25T08:14:33.881Z (a date, a time, and Z or an offset)`;
+  }
+  const [year, month, day, hour, minute, second = 0, offsetHours = 0, offsetMinutes = 0] = parts
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part)));
+  const calendar = new Date(0);
+  calendar.setUTCFullYear(year!, month! - 1, day!);
+  const realDay =
+    calendar.getUTCFullYear() === year &&
+    calendar.getUTCMonth() === month! - 1 &&
+    calendar.getUTCDate() === day;
+  if (!realDay || hour! > 23 || minute! > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) {
+    return `asOf "${shown}" is not a real date and time`;
+  }
+  if (!Number.isFinite(Date.parse(value))) return `asOf "${shown}" is outside the range of a JavaScript Date`;
+  return undefined;
 }
 
 /** A host path no executor may write, and why (shown in the refusal). */

@@ -26,6 +26,7 @@ export {
   type ExpandedProfile,
   expandProfile,
   type InvocationContext,
+  invalidAsOf,
   type ProtectedPath,
 } from './context.ts';
 export { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
@@ -89,6 +90,7 @@ export {
   type RuntimeErrorClass,
 } from './result.ts';
 export {
+  contextRefusal,
   createProcessRunner,
   type ExecutorRunner,
   exitKind,

@@ -4,7 +4,7 @@ import AjvModule from 'ajv';
 import type { AuditLog } from './audit.ts';
 import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
-import type { Caller, InvocationContext, ProtectedPath } from './context.ts';
+import { type Caller, type InvocationContext, invalidAsOf, type ProtectedPath } from './context.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
 import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
@@ -65,6 +65,12 @@ export interface InvokeOptions {
   version?: string;
   traceId?: string;
   turnId?: string;
+  /**
+   * The turn's pinned instant (ISO 8601 with `Z` or an offset): the executor's
+   * `Date.now()` and `new Date()` answer it, so a replay sees the same time.
+   * See {@link InvocationContext.asOf}. Anything else is `InvalidInput`.
+   */
+  asOf?: string;
   workspace: string;
   caller: Caller;
   config?: Record<string, unknown>;
@@ -129,6 +135,7 @@ export function createInvoker(settings: InvokerSettings) {
       const context: InvocationContext = {
         traceId: options.traceId ?? randomUUID(),
         turnId: options.turnId,
+        ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
         workspace: options.workspace,
         caller: options.caller,
         config: options.config,
@@ -158,6 +165,8 @@ export function createInvoker(settings: InvokerSettings) {
           loaded,
         );
       }
+      const badAsOf = options.asOf === undefined ? undefined : invalidAsOf(options.asOf);
+      if (badAsOf !== undefined) return refuse('InvalidInput', badAsOf, loaded);
       let executor: VerifiedExecutor;
       try {
         executor = await settings.catalog.reverify(loaded);

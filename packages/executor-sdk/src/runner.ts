@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
-import { type ExpandedProfile, expandProfile, type InvocationContext } from './context.ts';
+import { type ExpandedProfile, expandProfile, type InvocationContext, invalidAsOf } from './context.ts';
 import { type IsolationTier, tierRank } from './profile.ts';
 import { type ExecutorResult, failure, type IsolationRecord } from './result.ts';
 import type { VerifiedExecutor } from './verify.ts';
@@ -60,6 +60,8 @@ export function harnessRequest(
     context: {
       traceId: context.traceId,
       turnId: context.turnId,
+      // the harness pins the executor's Date to it; absent, JSON leaves the key out
+      asOf: context.asOf,
       workspace: places.workspace ?? context.workspace,
       tmpDir: places.tmpDir,
       deadline: Date.now() + executor.manifest.sandbox.max_duration_ms,
@@ -81,6 +83,20 @@ export function exitKind(report: ChildReport): RunReport['exit'] {
   if (errorClass === 'Crashed' || errorClass === 'NonJsonOutput' || errorClass === 'OutputTooLarge')
     return 'crash';
   return 'error';
+}
+
+/**
+ * The refusal of a context no harness should receive (an `asOf` that is not
+ * an ISO 8601 instant), or undefined. Runners check it before anything
+ * starts, so a caller that skips the invoker still gets data, not a crash.
+ */
+export function contextRefusal(
+  context: InvocationContext,
+  isolation: IsolationRecord,
+): RunReport | undefined {
+  if (context.asOf === undefined) return undefined;
+  const problem = invalidAsOf(context.asOf);
+  return problem === undefined ? undefined : refusal('InvalidInput', problem, isolation);
 }
 
 /** A refusal before any process starts. */
@@ -114,6 +130,8 @@ export function createProcessRunner(settings: ProcessRunnerSettings = {}): Execu
   return {
     tier: 'none',
     async run({ executor, args, context, signal }) {
+      const badContext = contextRefusal(context, { tier: 'none', layers: [] });
+      if (badContext) return badContext;
       const declared = executor.manifest.sandbox.min_tier;
       const below = tierRank(declared) > tierRank('none');
       const isolation: IsolationRecord = {
