@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import {
   AuditError,
   type ChildReport,
+  contextRefusal,
   contractSchema,
   DEFAULT_MAX_WRITE_BYTES,
   type ExecutorResult,
@@ -302,6 +303,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
 
   async function run(request: RunRequest): Promise<RunReport> {
     const { executor, args, context, signal } = request;
+    // an asOf the harness could not pin the clock to: refused before anything is set up
+    const badContext = contextRefusal(context, { tier, layers: [] });
+    if (badContext) return badContext;
     const declared = executor.manifest.sandbox;
     if (tierRank(declared.min_tier) > tierRank(tier)) {
       const missing =
