@@ -17,9 +17,10 @@ export interface ExecutorContext {
    */
   asOf: string | undefined;
   /**
-   * Epoch milliseconds, on the host's real clock, after which the call is
-   * killed. Do not compare it with `Date.now()`, which is the pinned instant
-   * when `asOf` is set: ask {@link ExecutorContext.remainingMs} instead.
+   * Epoch milliseconds after which the call is killed. With `asOf` set it
+   * stands on the pinned clock (asOf plus the real time left when the code
+   * started), so `deadline - Date.now()` is the whole budget and never
+   * shrinks: for a countdown ask {@link ExecutorContext.remainingMs}.
    */
   deadline: number;
   /** Real milliseconds left before {@link ExecutorContext.deadline} (0 once passed), pinned clock or not. */

@@ -129,6 +129,9 @@ async function main() {
 
   const ctx = Object.freeze({
     ...context,
+    // On a pinned clock the deadline stands on the pinned clock too: asOf plus the time left, so
+    // code that computes `deadline - Date.now()` gets its real budget, never the gap to asOf.
+    ...(pinnedMs === undefined ? {} : { deadline: pinnedMs + Math.max(0, context.deadline - realNow()) }),
     config: Object.freeze(context.config ?? {}),
     profile: Object.freeze(context.profile),
     log: (message) => process.stderr.write(`${String(message)}\n`),
