@@ -73,7 +73,7 @@ describe('the engine that learns', () => {
     );
     const other = await engine.runTurn('read b.md and tell me the last 1 lines');
     expect(other).toMatchObject({ layer: 'fastpath', modelCalls: 0, finalMessage: 'Last lines:\nb2' });
-    expect(other.plan?.steps[0]?.args).toEqual({ path: 'b.md', tail: 1 });
+    expect((other.plan?.steps[0] as { args?: unknown } | undefined)?.args).toEqual({ path: 'b.md', tail: 1 });
   });
 
   it('does not serve from memory when a slot cannot be bound', async () => {

@@ -10,6 +10,7 @@ import { recoveryLayer } from './layers/recovery-layer.ts';
 import { terminatorLayer } from './layers/terminator-layer.ts';
 import { ageAndInvalidate, type MaintenanceReport, maintainMemory } from './maintenance.ts';
 import { createMemoryRecognition } from './recognition.ts';
+import { replayBundleOf } from './replay.ts';
 import { createTurnContext, type EngineParts } from './turn-context.ts';
 import type { EngineResult, EngineSettings, TurnOptions } from './types.ts';
 
@@ -93,7 +94,13 @@ export function createEngine(settings: EngineSettings, layers: readonly Layer[] 
     layers,
     async runTurn(request: string, options: TurnOptions = {}): Promise<EngineResult> {
       await upToDate();
-      return dispatch(layers, createTurnContext(parts, request, options));
+      const turn = createTurnContext(parts, request, options);
+      const result = await dispatch(layers, turn);
+      // the bundle is a record: a sink that fails loses the bundle, never the answer
+      try {
+        settings.replay?.save(replayBundleOf(turn, result));
+      } catch {}
+      return result;
     },
     /**
      * Feedback on a turn, the one path for every caller (see

@@ -1,14 +1,17 @@
+import { createHash } from 'node:crypto';
 import type { ExecutorResult, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { Verifier, VerifierVerdict } from '@metnos/vaglio';
 import type { ChatModel } from '../model.ts';
-import { type CallReviewer, executorContract, type ReviewVerdict } from '../review.ts';
-import { type Plan, planHash } from './plan.ts';
-import {
-  entriesOf,
-  findPlaceholders,
-  PlanReferenceError,
-  referencedStepNumbers,
-  resolvePlaceholders,
-} from './references.ts';
+import type { CallReviewer, ReviewVerdict } from '../review.ts';
+import type { TurnBudget } from './budget.ts';
+import { branchTargets, dependenciesOf } from './dependencies.ts';
+import { type FillerModels, resolveFillers } from './fillers.ts';
+import { canonicalJson, isToolStep, type Plan, stepIdOf } from './plan.ts';
+import { policyFor, type TakenBranch } from './plan-policy.ts';
+import { PlanReferenceError, resolvePlaceholders } from './references.ts';
+import { createRunMemory, type PinnedReader, type RunMemory, type RunMemoryEntry } from './run-memory.ts';
+import { invokeWithRetry, type PreparedCall, prepareCall, type StepRetry } from './step-call.ts';
+import { type Candidate, candidateMessage, draftCandidate, runVerifySteps } from './step-kinds.ts';
 
 /** Recovery classes of seed 001: what kind of failure a step had. */
 export type RecoveryClass = 'wrong_tool' | 'wrong_args' | 'missing_input' | 'out_of_scope';
@@ -18,6 +21,7 @@ const CLASS_TABLE: Record<string, RecoveryClass> = {
   InvalidOutput: 'wrong_tool',
   BadReference: 'wrong_args',
   ToolUnavailable: 'wrong_tool',
+  VersionMismatch: 'wrong_tool',
   NotInvocable: 'wrong_tool',
   Crashed: 'wrong_tool',
   NonJsonOutput: 'wrong_tool',
@@ -37,6 +41,8 @@ const CLASS_TABLE: Record<string, RecoveryClass> = {
   Unauthorized: 'out_of_scope',
   Blocked: 'out_of_scope',
   ResourceLimit: 'wrong_args',
+  BudgetExhausted: 'out_of_scope',
+  VerificationBlocked: 'out_of_scope',
 };
 
 /** Maps an executor's structured error class to a recovery class (unknown classes: wrong_tool). */
@@ -48,25 +54,54 @@ export function recoveryClassOf(errorClass: string): RecoveryClass {
 export interface ExecutedStep {
   number: number;
   tool: string;
+  /** The executor's manifest version the call ran. */
+  version?: string;
   args: unknown;
   verdict: ReviewVerdict | null;
   result: ExecutorResult;
   durationMs: number;
+  /** Calls made: more than 1 when a transient failure of an idempotent executor was retried. */
+  attempts?: number;
+  /** SHA-256 of the canonical result (without the machine's isolation record): what replay compares. */
+  resultHash?: string;
+}
+
+/** What every outcome of a run tells, whatever its end. */
+interface RunRecord {
+  steps: ExecutedStep[];
+  /** Step numbers in the order they were dispatched (replay runs them one by one in this order). */
+  order: number[];
+  /** Filler values the run used. */
+  fillers: Record<string, string>;
+  /** Run memory at the end: each `produces` key with its value. */
+  memory: RunMemoryEntry[];
+  verdicts: VerifierVerdict[];
 }
 
 /** The outcome of running a plan. */
 export type ExecutionOutcome =
-  | { ok: true; finalMessage: string; steps: ExecutedStep[]; observations: Record<string, unknown>[] }
-  | {
+  | (RunRecord & {
+      ok: true;
+      finalMessage: string;
+      observations: Record<string, unknown>[];
+      /** What the plan emitted: the decision's draft, or the final message as an answer. */
+      candidate: Candidate;
+      /** Warnings of the verify steps, one line each. */
+      advisories: string[];
+      /** Steps a `policy.branch` skipped. */
+      skipped: number[];
+    })
+  | (RunRecord & {
       ok: false;
       kind: 'failed' | 'pending_approval';
       failedStep: number;
       tool: string;
       error: { class: string; message: string };
       recovery: RecoveryClass;
-      steps: ExecutedStep[];
+      /** The failure matched `policy.abortOn`: the plan stops, no Recovery. */
+      aborted?: boolean;
       pending?: { approvalId: string; callHash: string; expiresAt: string; args: unknown };
-    };
+    });
 
 /** Settings of {@link executePlan}. */
 export interface ExecuteSettings {
@@ -79,270 +114,345 @@ export interface ExecuteSettings {
   home: string;
   /** Runtime values, pinned at turn start: actor, lang, channel, now. */
   runtime: Record<string, string>;
+  /** The turn's pinned instant (ISO 8601): executors read it as `ctx.asOf`, and their clock stands on it. */
+  asOf?: string;
   /** Slot values bound from the request, for remembered templates. */
   slots?: Record<string, string>;
-  /** The fast-tier model for fillers; without it fillers take their defaults. */
+  /** The fast-tier model for fillers (the same as `fillerModels.fast`). */
   fillerModel?: ChatModel;
+  /** Models by tier for fillers (`tier` in the plan's `fillers`); without them fillers take their defaults. */
+  fillerModels?: FillerModels;
+  /** Filler values to use as they are, asking no model (replay). */
+  fillerValues?: Record<string, string>;
   /** Filler answers cached across turns, keyed by plan + filler + request slots. */
   fillerCache?: Map<string, string>;
   executorConfig?: Record<string, Record<string, unknown>>;
   /** Call ids whose confirmation the user gave (approval id → granted). */
   approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean> | boolean;
+  /** Rules the plan's verify steps (without one, a verify step blocks). */
+  verifier?: Verifier;
+  /** Retries of idempotent steps after transient failures. */
+  retry?: StepRetry;
+  /** The turn's budgets, shared with its model calls. */
+  budget?: TurnBudget;
+  /** Object-pinned memory, for `$ref:pinned/<subject>/<property>`. */
+  pinned?: PinnedReader;
+  /** Dispatch the steps one at a time in this order (replay of a recorded run). */
+  order?: readonly number[];
   signal?: AbortSignal;
 }
 
-function observationOf(result: ExecutorResult): Record<string, unknown> {
-  const { isolation: _isolation, ...rest } = result as ExecutorResult & { isolation?: unknown };
-  return rest as Record<string, unknown>;
-}
-
-async function resolveFillers(plan: Plan, settings: ExecuteSettings): Promise<Record<string, string>> {
-  const used = new Set(
-    findPlaceholders([plan.steps.map((step) => step.args), plan.final_message])
-      .filter((match) => match.kind === 'filler')
-      .map((match) => match.name!),
-  );
-  const values: Record<string, string> = {};
-  for (const name of used) {
-    const filler = plan.fillers[name];
-    if (!filler) continue;
-    const key = `${planHash(plan)}|${name}|${JSON.stringify(settings.slots ?? {})}`;
-    const cached = settings.fillerCache?.get(key);
-    if (cached !== undefined) {
-      values[name] = cached;
-      continue;
-    }
-    let value: string | undefined;
-    if (settings.fillerModel) {
-      try {
-        const response = await settings.fillerModel.generate({
-          system: 'Answer with the value only: one short line, no explanation.',
-          messages: [{ role: 'user', content: `Request: ${settings.request}\nQuestion: ${filler.prompt}` }],
-          tools: [],
-          signal: settings.signal,
-        });
-        const line = response.text.trim().split('\n')[0]?.trim();
-        if (line && line.length <= 500) value = line;
-      } catch {
-        value = undefined;
-      }
-    }
-    value ??= filler.default;
-    if (value === undefined) continue;
-    values[name] = value;
-    settings.fillerCache?.set(key, value);
-  }
-  return values;
-}
-
-/** The steps each step waits for: those its arguments reference and those in its `depends`. */
-function dependenciesOf(plan: Plan): Array<Set<number>> {
-  const ids = new Map<string, number>();
-  plan.steps.forEach((step, index) => {
-    ids.set(step.id ?? `s${index + 1}`, index + 1);
-  });
-  return plan.steps.map((step) => {
-    const set = new Set(referencedStepNumbers(step.args));
-    for (const dependency of step.depends ?? []) {
-      const number = typeof dependency === 'number' ? dependency : ids.get(dependency);
-      if (number !== undefined) set.add(number);
-    }
-    return set;
-  });
-}
-
-/** A call resolved and reviewed, ready to run. */
-interface PreparedCall {
-  number: number;
-  tool: string;
-  executor: VerifiedExecutor;
-  args: Record<string, unknown>;
-  verdict: ReviewVerdict;
-}
-
 /** Where a plan's run stands: what the steps produced and how a failure is reported. */
-interface RunState {
+export interface RunState {
+  plan: Plan;
   settings: ExecuteSettings;
   byName: Map<string, VerifiedExecutor>;
   observations: Array<Record<string, unknown> | undefined>;
   executed: ExecutedStep[];
+  memory: RunMemory;
+  fillers: Record<string, string>;
+  order: number[];
+  skipped: Set<number>;
+  branch?: TakenBranch;
   scope(): Parameters<typeof resolvePlaceholders>[1];
-  fail(number: number, tool: string, error: { class: string; message: string }): ExecutionOutcome;
+  record(): RunRecord;
+  fail(
+    number: number,
+    tool: string,
+    error: { class: string; message: string },
+    extra?: { aborted?: boolean; verdicts?: VerifierVerdict[] },
+  ): ExecutionOutcome;
 }
 
-/**
- * Resolves one step's placeholders and `from_step`, and has the vaglio review
- * the call. A call that needs a confirmation the user has not given stops the
- * plan as `pending_approval`; a blocked one fails it.
- */
-async function prepareCall(
-  step: Plan['steps'][number],
-  number: number,
-  state: RunState,
-): Promise<{ call: PreparedCall } | { outcome: ExecutionOutcome }> {
-  const { settings } = state;
-  const executor = state.byName.get(step.tool);
-  if (!executor)
-    return {
-      outcome: state.fail(number, step.tool, {
-        class: 'ToolUnavailable',
-        message: `no tool named ${step.tool}`,
-      }),
-    };
-  let args: Record<string, unknown>;
-  try {
-    const { from_step: from, ...rest } = step.args;
-    args = resolvePlaceholders(rest, state.scope()) as Record<string, unknown>;
-    if (typeof from === 'number') args.entries = entriesOf(state.observations[from - 1] ?? {});
-  } catch (error) {
-    if (!PlanReferenceError.isInstance(error)) throw error;
-    return { outcome: state.fail(number, step.tool, { class: 'BadReference', message: error.message }) };
-  }
-  const verdict = await settings.reviewer.evaluate(
-    {
-      executor: executorContract(executor),
-      args,
+/** A result as recorded and compared: without the machine's isolation record. */
+export function observationOf(result: ExecutorResult): Record<string, unknown> {
+  const { isolation: _isolation, ...rest } = result as ExecutorResult & { isolation?: unknown };
+  return rest as Record<string, unknown>;
+}
+
+/** SHA-256 (hex) of a canonical result. */
+export function resultHash(result: ExecutorResult): string {
+  return createHash('sha256')
+    .update(canonicalJson(observationOf(result)))
+    .digest('hex');
+}
+
+function createRunState(plan: Plan, settings: ExecuteSettings, fillers: Record<string, string>): RunState {
+  const state: RunState = {
+    plan,
+    settings,
+    byName: new Map(settings.executors.map((executor) => [executor.name, executor])),
+    observations: new Array(plan.steps.length).fill(undefined),
+    executed: [],
+    memory: createRunMemory({
       request: settings.request,
-      stepIndex: number,
-      turnId: settings.turnId,
-    },
-    { home: settings.home, workspace: settings.workspace },
-  );
-  if (verdict.approved) return { call: { number, tool: step.tool, executor, args, verdict } };
-  const granted =
-    verdict.blocked_by === 'confirmation' &&
-    (await settings.approved?.({ tool: step.tool, args, step: number }));
-  if (granted) return { call: { number, tool: step.tool, executor, args, verdict } };
-  if (verdict.blocked_by === 'confirmation' && verdict.pending)
-    return {
-      outcome: {
-        ok: false,
-        kind: 'pending_approval',
-        failedStep: number,
-        tool: step.tool,
-        error: { class: 'NeedsApproval', message: verdict.reason },
-        recovery: 'out_of_scope',
-        steps: state.executed.sort((a, b) => a.number - b.number),
-        pending: {
-          approvalId: verdict.pending.id,
-          callHash: verdict.pending.callHash,
-          expiresAt: verdict.pending.expiresAt,
-          args,
-        },
-      },
-    };
-  return {
-    outcome: state.fail(number, step.tool, {
-      class: 'Blocked',
-      message: `blocked by the ${verdict.blocked_by}: ${verdict.reason}`,
+      slots: settings.slots,
+      runtime: settings.runtime,
+      pinned: settings.pinned,
+    }),
+    fillers,
+    order: [],
+    skipped: new Set(),
+    scope: () => ({
+      observations: state.observations,
+      fillers,
+      runtime: settings.runtime,
+      slots: settings.slots,
+      refs: (path, text) => state.memory.read(path, text),
+    }),
+    record: () => ({
+      steps: state.executed.sort((a, b) => a.number - b.number),
+      order: [...state.order],
+      fillers: { ...fillers },
+      memory: state.memory.snapshot(),
+      verdicts: [],
+    }),
+    fail: (number, tool, error, extra = {}) => ({
+      ok: false,
+      kind: 'failed',
+      failedStep: number,
+      tool,
+      error,
+      recovery: extra.aborted ? 'out_of_scope' : recoveryClassOf(error.class),
+      ...state.record(),
+      ...(extra.verdicts ? { verdicts: extra.verdicts } : {}),
+      ...(extra.aborted ? { aborted: true } : {}),
     }),
   };
+  return state;
 }
 
-/** Runs prepared calls together through the invoker. */
-function invokeAll(calls: PreparedCall[], settings: ExecuteSettings) {
-  return Promise.all(
-    calls.map(async (call) => {
-      const started = performance.now();
-      const result = await settings.invoker.invoke(call.executor.name, call.args, {
-        workspace: settings.workspace,
-        caller: { kind: 'planner', turnId: settings.turnId },
-        turnId: settings.turnId,
-        traceId: `${settings.turnId}:${call.number}`,
-        config: settings.executorConfig?.[call.executor.name],
-        signal: settings.signal,
-      });
-      return { ...call, result, durationMs: performance.now() - started };
-    }),
+/** Steps still to run: not done, not verify (they run last), not a branch target no branch started. */
+function readySteps(
+  state: RunState,
+  dependencies: Array<Set<number>>,
+  done: Set<number>,
+  targets: Set<number>,
+): { pending: number[]; ready: number[] } {
+  const pending = state.plan.steps
+    .map((step, index) => ({ step, number: index + 1 }))
+    .filter(
+      ({ step, number }) =>
+        !done.has(number) &&
+        step.kind !== 'verify' &&
+        (!targets.has(number) || state.branch?.gotoNumber === number),
+    )
+    .map(({ number }) => number);
+  let ready = pending.filter((number) =>
+    [...dependencies[number - 1]!].every((dependency) => done.has(dependency)),
   );
+  const order = state.settings.order;
+  if (order) {
+    const next = order.find((number) => !done.has(number));
+    ready = next !== undefined && ready.includes(next) ? [next] : [];
+  }
+  return { pending, ready };
+}
+
+/** Marks the steps that wait (directly or not) on `failed` as skipped and done. */
+function skipDependents(
+  failed: number,
+  dependencies: Array<Set<number>>,
+  state: RunState,
+  done: Set<number>,
+) {
+  let grew = true;
+  const dropped = new Set([failed]);
+  while (grew) {
+    grew = false;
+    dependencies.forEach((set, index) => {
+      const number = index + 1;
+      if (dropped.has(number) || state.plan.steps[index]!.kind === 'verify') return;
+      if ([...set].some((dependency) => dropped.has(dependency))) {
+        dropped.add(number);
+        state.skipped.add(number);
+        done.add(number);
+        grew = true;
+      }
+    });
+  }
+}
+
+/** Drafts a decision step: its candidate becomes the step's observation. */
+function runDecision(state: RunState, number: number): ExecutionOutcome | undefined {
+  const step = state.plan.steps[number - 1]!;
+  if (step.kind !== 'decision') return undefined;
+  try {
+    state.observations[number - 1] = { ok: true, content: draftCandidate(state.plan, step, state.scope()) };
+  } catch (error) {
+    if (!PlanReferenceError.isInstance(error)) throw error;
+    return state.fail(number, 'decision', { class: 'BadReference', message: error.message });
+  }
+  return undefined;
+}
+
+/** Records what one wave's calls returned; answers the outcome when a failure ends the run. */
+function settleWave(
+  state: RunState,
+  results: Awaited<ReturnType<typeof invokeWithRetry>>[],
+  dependencies: Array<Set<number>>,
+  done: Set<number>,
+): ExecutionOutcome | undefined {
+  for (const item of results) {
+    const { number, tool, args, verdict, result, durationMs, attempts, executor } = item;
+    const hash = resultHash(result);
+    state.executed.push({
+      number,
+      tool,
+      version: executor.version,
+      args,
+      verdict,
+      result,
+      durationMs,
+      attempts,
+      resultHash: hash,
+    });
+    state.observations[number - 1] = observationOf(result);
+    const step = state.plan.steps[number - 1]!;
+    if (result.ok && isToolStep(step) && step.produces !== undefined)
+      state.memory.put({
+        key: step.produces,
+        value: result.content,
+        step: number,
+        schema: `${tool}@${executor.version}#output`,
+      });
+    state.memory.endStep(number);
+    done.add(number);
+  }
+  for (const item of results) {
+    if (item.result.ok) continue;
+    const error = item.result.error;
+    const policy = policyFor(
+      state.plan,
+      stepIdOf(state.plan.steps[item.number - 1]!, item.number),
+      error.class,
+    );
+    if (policy?.kind === 'abort') return state.fail(item.number, item.tool, error, { aborted: true });
+    if (policy?.kind === 'branch' && state.branch === undefined) {
+      state.branch = policy.branch;
+      skipDependents(item.number, dependencies, state, done);
+      continue;
+    }
+    return state.fail(item.number, item.tool, error);
+  }
+  return undefined;
 }
 
 /**
  * Runs a validated plan deterministically: resolves `from_step`, `${stepN…}`,
- * `${FILLER:…}`, `${RUNTIME:…}` and `${SLOT:…}`, reviews each call with the
- * vaglio, invokes the executor, accumulates observations and renders the
- * final message. Steps whose dependencies are all done run together; results
- * are recorded in step order, so the record is the same every run.
+ * `$ref`, `${FILLER:…}`, `${RUNTIME:…}` and `${SLOT:…}`, reviews each call
+ * with the vaglio, invokes the executor (an idempotent one again after a
+ * transient failure, within the turn's budget), keeps each output in run
+ * memory under the key its step `produces`, drafts the decision, honours
+ * `policy.abortOn` and `policy.branch`, renders the final message, and has
+ * the verify steps rule the candidate before it is emitted. Steps whose
+ * dependencies are all done run together; the dispatch order is recorded,
+ * and `order` replays it one step at a time.
  *
  * @example
  * const outcome = await executePlan(plan, { executors, invoker, reviewer, request, turnId, workspace, home, runtime });
  */
 export async function executePlan(plan: Plan, settings: ExecuteSettings): Promise<ExecutionOutcome> {
   const dependencies = dependenciesOf(plan);
-  const fillers = await resolveFillers(plan, settings);
-  const state: RunState = {
-    settings,
-    byName: new Map(settings.executors.map((executor) => [executor.name, executor])),
-    observations: new Array(plan.steps.length).fill(undefined),
-    executed: [],
-    scope: () => ({
-      observations: state.observations,
-      fillers,
-      runtime: settings.runtime,
+  const targets = branchTargets(plan);
+  const fillers =
+    settings.fillerValues ??
+    (await resolveFillers(plan, {
+      request: settings.request,
       slots: settings.slots,
-    }),
-    fail: (number, tool, error) => ({
-      ok: false,
-      kind: 'failed',
-      failedStep: number,
-      tool,
-      error,
-      recovery: recoveryClassOf(error.class),
-      steps: state.executed.sort((a, b) => a.number - b.number),
-    }),
-  };
+      models: { fast: settings.fillerModel, ...settings.fillerModels },
+      cache: settings.fillerCache,
+      signal: settings.signal,
+    }));
+  const state = createRunState(plan, settings, fillers);
   const done = new Set<number>();
 
-  while (done.size < plan.steps.length) {
-    const wave = plan.steps
-      .map((step, index) => ({ step, number: index + 1 }))
-      .filter(
-        ({ number }) =>
-          !done.has(number) && [...dependencies[number - 1]!].every((dependency) => done.has(dependency)),
-      );
-    if (wave.length === 0)
-      return state.fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+  for (;;) {
+    const { pending, ready } = readySteps(state, dependencies, done, targets);
+    if (pending.length === 0) break;
+    if (ready.length === 0)
+      return state.fail(pending[0]!, stepLabel(plan, pending[0]!), {
         class: 'BadReference',
-        message: 'the steps depend on each other in a cycle',
+        message: settings.order
+          ? 'the recorded step order does not fit the plan'
+          : 'the steps depend on each other in a cycle',
       });
     const calls: PreparedCall[] = [];
-    for (const { step, number } of wave) {
-      const prepared = await prepareCall(step, number, state);
+    for (const number of ready) {
+      state.order.push(number);
+      if (!isToolStep(plan.steps[number - 1]!)) {
+        const failed = runDecision(state, number);
+        if (failed) return failed;
+        done.add(number);
+        continue;
+      }
+      const prepared = await prepareCall(number, state);
       if ('outcome' in prepared) return prepared.outcome;
       calls.push(prepared.call);
     }
-    const results = await invokeAll(calls, settings);
-    for (const item of results) {
-      const { number, tool, args, verdict, result, durationMs } = item;
-      state.executed.push({ number, tool, args, verdict, result, durationMs });
-      state.observations[number - 1] = observationOf(result);
-      done.add(number);
-    }
-    const failed = results.find((item) => !item.result.ok);
-    if (failed && !failed.result.ok) return state.fail(failed.number, failed.tool, failed.result.error);
+    const results = await Promise.all(calls.map((call) => invokeWithRetry(call, state)));
+    const ended = settleWave(state, results, dependencies, done);
+    if (ended) return ended;
   }
   return finish(plan, state);
 }
 
-/** Renders the final message once every step ran. */
+function stepLabel(plan: Plan, number: number): string {
+  const step = plan.steps[number - 1]!;
+  return isToolStep(step) ? step.tool : step.kind;
+}
+
+/** Renders the final message and the candidate once every step ran, and has the verify steps rule it. */
 function finish(plan: Plan, state: RunState): ExecutionOutcome {
+  const decisionIndex = plan.steps.findIndex((step) => step.kind === 'decision');
+  const drafted =
+    decisionIndex === -1 ? undefined : (state.observations[decisionIndex]?.content as Candidate);
+  const template = state.branch?.final_message ?? plan.final_message;
   let finalMessage: string;
   try {
-    finalMessage = plan.final_message.trim()
-      ? String(resolvePlaceholders(plan.final_message, state.scope()))
-      : describeLast(state.observations.at(-1));
+    finalMessage = template.trim()
+      ? String(resolvePlaceholders(template, state.scope()))
+      : drafted
+        ? candidateMessage(drafted)
+        : describeLast(state.observations[(state.executed.at(-1)?.number ?? 0) - 1]);
   } catch (error) {
     if (!PlanReferenceError.isInstance(error)) throw error;
-    return state.fail(plan.steps.length, plan.steps.at(-1)!.tool, {
+    return state.fail(plan.steps.length, stepLabel(plan, plan.steps.length), {
       class: 'BadReference',
       message: error.message,
     });
   }
+  const record = state.record();
+  const candidate: Candidate = drafted ?? {
+    kind: 'answer',
+    message: finalMessage,
+    cites: record.steps.map((step) => `step${step.number}`),
+  };
+  const verification = runVerifySteps(plan, state.settings.verifier, {
+    candidate,
+    steps: record.steps,
+    executors: state.byName,
+    request: state.settings.request,
+    runtime: state.settings.runtime,
+  });
+  if (verification.blocked) {
+    const number = plan.steps.findIndex((step) => step.kind === 'verify') + 1;
+    return state.fail(
+      number,
+      'verify',
+      { class: 'VerificationBlocked', message: verification.blocked.message },
+      { verdicts: verification.verdicts },
+    );
+  }
   return {
     ok: true,
     finalMessage,
-    steps: state.executed.sort((a, b) => a.number - b.number),
+    candidate,
+    advisories: verification.advisories,
+    skipped: [...state.skipped].sort((a, b) => a - b),
     observations: state.observations as Record<string, unknown>[],
+    ...record,
+    verdicts: verification.verdicts,
   };
 }
 

@@ -37,6 +37,8 @@ export async function proposeValidPlan(
   let proposal: ProposeResult = await ask();
   for (let attempt = 0; ; attempt++) {
     if (!proposal.ok) {
+      const spent = turn.budget.exhausted();
+      if (spent) return { termination: { cause: 'budget_exhausted', detail: spent.message } };
       const cause = proposal.cause === 'model' ? 'model_unreachable' : 'plan_unreadable';
       return { termination: { cause, detail: proposal.reason } };
     }

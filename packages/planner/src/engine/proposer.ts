@@ -4,15 +4,19 @@ import { type Plan, parsePlan } from './plan.ts';
 
 const GRAMMAR = `Reply with ONE JSON object and nothing else:
 {
-  "steps": [ { "tool": "<tool name>", "args": { ... }, "depends": [<step numbers>] } ],
-  "fillers": { "<name>": { "prompt": "<question>", "default": "<value>" } },
+  "steps": [ { "id": "s1", "tool": "<tool name>", "args": { ... }, "produces": "<key>", "depends": ["<step id>"] } ],
+  "fillers": { "<name>": { "prompt": "<question>", "default": "<value>", "tier": "fast" } },
   "final_message": "<what to tell the user; may use placeholders>"
 }
-Steps are numbered from 1. Placeholders inside args and final_message:
+Steps are numbered from 1 (ids default to s1, s2, …). Placeholders inside args and final_message:
 - "from_step": N as an argument passes the list step N produced (as "entries").
 - \${stepN.field} reads a field of step N's result, e.g. \${step1.content}, \${step2.content.matches[*].file}, \${step2.content.matches|count}.
+- "$ref:<key>.<field>" as a whole argument reads what a step "produces" (type kept).
 - \${FILLER:name} asks a small question declared in "fillers".
 - \${RUNTIME:now}, \${RUNTIME:lang}, \${RUNTIME:actor} give the turn's context.
+Optional: a step { "kind": "decision", "draft": "<template>", "evidence": ["<key or step id>"] } states the answer;
+{ "kind": "verify", "rulePack": "rules.answer.v1" } has the verifier check it before it is sent;
+"policy": { "abortOn": ["s1.exception.<ErrorClass>"], "branch": [{ "on": "s1.exception.<ErrorClass>", "goto": "<step id>" }] }.
 Use only the tools listed, with arguments that match their schemas. Prefer the fewest steps.
 If no listed tool can serve the request, reply {"steps": [], "out_of_scope": "<what is missing>"}.`;
 

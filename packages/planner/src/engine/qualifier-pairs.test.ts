@@ -145,7 +145,10 @@ describe('a qualifier is never lost between the request and a remembered plan (o
     await engine.runTurn('send the weekly report to ada@example.com');
     const other = await engine.runTurn('send the weekly report to bob@example.com');
     expect(other).toMatchObject({ layer: 'fastpath', modelCalls: 0, finalMessage: 'Did bob@example.com.' });
-    expect(other.plan?.steps[0]?.args).toEqual({ says: 'bob@example.com', to: 'bob@example.com' });
+    expect((other.plan?.steps[0] as { args?: unknown } | undefined)?.args).toEqual({
+      says: 'bob@example.com',
+      to: 'bob@example.com',
+    });
     stores.close();
   });
 });

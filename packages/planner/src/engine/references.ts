@@ -22,8 +22,26 @@ export class PlanReferenceError extends MetnosError {
 export const PLACEHOLDER =
   /\$\{\s*(?:step(\d+)((?:\.[A-Za-z0-9_-]+|\[\d+\]|\[\*\])*)(\|count)?|FILLER:([A-Za-z0-9_]+)|RUNTIME:([a-z_]+)|SLOT:([a-z]+_\d+))\s*\}/g;
 
+/** A whole value that reads run memory: `"$ref:evidence.s1.items[0]"`. */
+const REF_STRING = /^\$ref:([A-Za-z0-9_.*[\]/:@-]{1,256})$/;
+
+/**
+ * The run-memory path a value refers to, if it is a reference: the string
+ * `"$ref:<path>"` or the object `{ "$ref": "<path>" }` (that one key only).
+ */
+export function refOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return REF_STRING.exec(value)?.[1];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== '$ref') return undefined;
+  const path = (value as { $ref?: unknown }).$ref;
+  return typeof path === 'string' ? (REF_STRING.exec(`$ref:${path}`)?.[1] ?? undefined) : undefined;
+}
+
 /** What placeholders resolve against. */
 export interface ReferenceScope {
+  /** Reads a `$ref` path from run memory; throws a {@link PlanReferenceError} when it cannot. */
+  refs?: (path: string, text: string) => unknown;
   /** Observations of the steps that ran, by step number − 1 (holes for steps not run yet). */
   observations: ReadonlyArray<Record<string, unknown> | undefined>;
   fillers?: Readonly<Record<string, string>>;
@@ -34,7 +52,7 @@ export interface ReferenceScope {
 /** The parsed parts of a placeholder occurrence. */
 export interface PlaceholderMatch {
   text: string;
-  kind: 'step' | 'filler' | 'runtime' | 'slot';
+  kind: 'step' | 'filler' | 'runtime' | 'slot' | 'ref';
   step?: number;
   path?: string[];
   count?: boolean;
@@ -64,6 +82,11 @@ export function findPlaceholders(value: unknown): PlaceholderMatch[] {
   const pending: unknown[] = [value];
   while (pending.length > 0) {
     const node = pending.pop();
+    const ref = refOf(node);
+    if (ref !== undefined) {
+      found.push({ text: `$ref:${ref}`, kind: 'ref', name: ref });
+      continue;
+    }
     if (typeof node === 'string') {
       for (const match of node.matchAll(PLACEHOLDER)) found.push(parseMatch(match));
     } else if (node !== null && typeof node === 'object' && !seen.has(node)) {
@@ -161,6 +184,12 @@ export function resolvePlaceholders(value: unknown, scope: ReferenceScope): unkn
 }
 
 function resolveWithin(value: unknown, scope: ReferenceScope): unknown {
+  const ref = refOf(value);
+  if (ref !== undefined) {
+    if (!scope.refs)
+      throw new PlanReferenceError(`$ref:${ref}`, `$ref:${ref}: run memory is not available here`);
+    return scope.refs(ref, `$ref:${ref}`);
+  }
   if (typeof value === 'string') {
     const matches = [...value.matchAll(PLACEHOLDER)];
     if (matches.length === 1 && matches[0]![0] === value.trim())

@@ -15,7 +15,10 @@ export type TerminationCause =
   | 'blocked'
   | 'model_unreachable'
   | 'plan_unreadable'
-  | 'empty_catalog';
+  | 'empty_catalog'
+  | 'budget_exhausted'
+  | 'verification_blocked'
+  | 'aborted';
 
 /** Languages the message dictionary speaks. */
 export type Language = 'en' | 'it';
@@ -63,6 +66,18 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
       cause: 'I have no executors to work with.',
       action: 'Install or re-sign executors, then check them with `metnos executor list`.',
     },
+    budget_exhausted: {
+      cause: 'I stopped because {detail}.',
+      action: 'Ask for less in one request, or raise the limit in [runtime.budget] of metnos.toml.',
+    },
+    verification_blocked: {
+      cause: 'I did not send the answer: the verifier blocked it ({detail}).',
+      action: 'Check the files or messages it rests on, then ask again; the verdict is in the turn log.',
+    },
+    aborted: {
+      cause: 'The plan stopped at {tool} as it was told to on this error: {detail}.',
+      action: 'Fix what {tool} needs (the path, value or service), then ask again.',
+    },
   },
   it: {
     out_of_scope: {
@@ -101,6 +116,19 @@ export const TERMINATOR_MESSAGES: Readonly<Record<Language, Readonly<Record<Term
     empty_catalog: {
       cause: 'Non ho executor con cui lavorare.',
       action: 'Installa o rifirma gli executor, poi controllali con `metnos executor list`.',
+    },
+    budget_exhausted: {
+      cause: 'Mi sono fermato perché {detail}.',
+      action: 'Chiedi meno in una sola richiesta, oppure alza il limite in [runtime.budget] di metnos.toml.',
+    },
+    verification_blocked: {
+      cause: 'Non ho inviato la risposta: il verificatore l’ha bloccata ({detail}).',
+      action:
+        'Controlla i file o i messaggi su cui si basa e chiedi di nuovo; il verdetto è nel registro del turno.',
+    },
+    aborted: {
+      cause: 'Il piano si è fermato a {tool}, come previsto per questo errore: {detail}.',
+      action: 'Sistema ciò che serve a {tool} (percorso, valore o servizio) e chiedi di nuovo.',
     },
   },
 };

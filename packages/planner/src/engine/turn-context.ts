@@ -1,7 +1,9 @@
 import type { VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
+import { createTurnBudget, type TurnBudget } from './budget.ts';
 import { type ExecutedStep, type ExecutionOutcome, executePlan } from './executor.ts';
 import { extractIntent, type Intent } from './intent.ts';
+import { type ModelCallRecord, recordingModel } from './lineage.ts';
 import type { Plan } from './plan.ts';
 import type { MemoryRecognition } from './recognition.ts';
 import { describeRequest, type RequestKey } from './request-key.ts';
@@ -47,10 +49,18 @@ export interface TurnContext {
   readonly turnId: string;
   readonly language: Language;
   readonly now: Date;
+  /** The turn's pinned instant (`now` as ISO 8601): what executors' clocks read. */
+  readonly asOf: string;
   readonly signal: AbortSignal | undefined;
   readonly key: RequestKey;
   readonly executors: VerifiedExecutor[];
-  readonly models: { fast: ChatModel; wise: ChatModel };
+  readonly models: { fast: ChatModel; middle: ChatModel; wise: ChatModel };
+  /** What the turn may still spend (tool calls, tokens, cost). */
+  readonly budget: TurnBudget;
+  /** Every model call of the turn, in order, with its lineage and answer. */
+  readonly modelLog: ModelCallRecord[];
+  /** Every plan the turn ran, in order, with how it ended: what the replay bundle keeps. */
+  readonly runs: Array<{ plan: Plan; slots?: Record<string, string>; outcome: ExecutionOutcome }>;
   readonly runtime: Record<string, string>;
   readonly avoid: { planHashes: string[]; memory: boolean };
   readonly passes: LayerPass[];
@@ -65,17 +75,6 @@ export interface TurnContext {
   modelCalls(): number;
   failure?: FailedRun;
   termination?: Termination;
-}
-
-function countingModel(model: ChatModel, counter: { calls: number }): ChatModel {
-  return {
-    id: model.id,
-    provider: model.provider,
-    generate: (request) => {
-      counter.calls++;
-      return model.generate(request);
-    },
-  };
 }
 
 function once<T>(compute: () => Promise<T>): { get(): Promise<T>; known(): T | undefined } {
@@ -102,10 +101,22 @@ export function createTurnContext(
   const now = parts.clock();
   const language = options.language ?? detectLanguage(request);
   const counter = { calls: 0 };
-  const models = {
-    fast: countingModel(settings.models.fast, counter),
-    wise: countingModel(settings.models.wise ?? settings.models.middle ?? settings.models.fast, counter),
+  const budget = createTurnBudget(settings.budget);
+  const modelLog: ModelCallRecord[] = [];
+  const recording = {
+    calls: modelLog,
+    counter,
+    budget,
+    defaults: settings.modelDefaults ?? { temperature: 0, seed: 0 },
   };
+  const middle = settings.models.middle ?? settings.models.fast;
+  const models = {
+    fast: recordingModel(settings.models.fast, 'fast', recording),
+    middle: recordingModel(middle, 'middle', recording),
+    wise: recordingModel(settings.models.wise ?? middle, 'wise', recording),
+  };
+  const runs: TurnContext['runs'] = [];
+  const asOf = now.toISOString();
   const executors = settings.catalog.executors();
   const key = describeRequest(request);
   const turnId = options.turnId ?? parts.ids();
@@ -113,7 +124,7 @@ export function createTurnContext(
     actor: settings.actor ?? 'user',
     lang: language,
     channel: settings.channel ?? 'cli',
-    now: now.toISOString(),
+    now: asOf,
     today: now.toISOString().slice(0, 10),
   };
   const vector = once(async () => {
@@ -130,18 +141,22 @@ export function createTurnContext(
     turnId,
     language,
     now,
+    asOf,
     signal: options.signal,
     key,
     executors,
     models,
+    budget,
+    modelLog,
+    runs,
     runtime,
     avoid: { planHashes: options.avoid?.planHashes ?? [], memory: options.avoid?.memory ?? false },
     passes: [],
     vector: vector.get,
     intent: intent.get,
     knownIntent: intent.known,
-    execute: (plan, slots) =>
-      executePlan(plan, {
+    execute: async (plan, slots) => {
+      const outcome = await executePlan(plan, {
         executors,
         invoker: settings.invoker,
         reviewer: settings.reviewer,
@@ -150,13 +165,21 @@ export function createTurnContext(
         workspace: settings.workspace,
         home: parts.home,
         runtime,
+        asOf,
         slots,
-        fillerModel: models.fast,
+        fillerModels: models,
         fillerCache: parts.fillerCache,
         executorConfig: settings.executorConfig,
         approved: settings.approved,
+        verifier: settings.verifier,
+        retry: settings.retry,
+        budget,
+        pinned: settings.pinned,
         signal: options.signal,
-      }),
+      });
+      runs.push({ plan, ...(slots ? { slots } : {}), outcome });
+      return outcome;
+    },
     elapsedMs: () => performance.now() - started,
     modelCalls: () => counter.calls,
   };
@@ -165,13 +188,17 @@ export function createTurnContext(
 /** The result of a turn, with the figures only the context knows. */
 export function finishTurn(
   turn: TurnContext,
-  result: Omit<EngineResult, 'turnId' | 'language' | 'modelCalls' | 'latencyMs' | 'steps' | 'passes'> & {
+  result: Omit<
+    EngineResult,
+    'turnId' | 'language' | 'modelCalls' | 'latencyMs' | 'steps' | 'passes' | 'asOf'
+  > & {
     steps?: ExecutedStep[];
   },
 ): EngineResult {
   return {
     turnId: turn.turnId,
     language: turn.language,
+    asOf: turn.asOf,
     steps: [],
     ...result,
     modelCalls: turn.modelCalls(),

@@ -1,12 +1,18 @@
 import type { Embedder } from '@metnos/autopath';
 import type { AgingRules, AutopathStore, FastpathStore } from '@metnos/autopath/stores';
 import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { Verifier } from '@metnos/vaglio';
 import type { ChatModel } from '../model.ts';
 import type { PrefilterSettings } from '../prefilter.ts';
 import type { CallReviewer } from '../review.ts';
+import type { TurnBudgetLimits } from './budget.ts';
 import type { ExecutedStep } from './executor.ts';
 import type { Intent } from './intent.ts';
+import type { ModelDefaults } from './lineage.ts';
 import type { Plan } from './plan.ts';
+import type { ReplaySink } from './replay.ts';
+import type { PinnedReader } from './run-memory.ts';
+import type { StepRetry } from './step-call.ts';
 import type { GapLog, Language, TerminationCause } from './terminator.ts';
 
 /** Which layer answered a turn. */
@@ -96,6 +102,18 @@ export interface EngineSettings {
   executorConfig?: Record<string, Record<string, unknown>>;
   /** Confirms side-effecting calls the user approved ahead (e.g. `--yes`). */
   approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean> | boolean;
+  /** Rules the plans' verify steps (`createVerifier()` from `@metnos/vaglio`); without it a verify step blocks. */
+  verifier?: Verifier;
+  /** What one turn may spend: executor calls, model tokens, model cost. Unlimited when left out. */
+  budget?: TurnBudgetLimits;
+  /** Retries of idempotent steps after transient failures (default 3 calls, 200 ms backoff). */
+  retry?: StepRetry;
+  /** Sampling parameters of every model call (default temperature 0, seed 0), recorded in the lineage. */
+  modelDefaults?: ModelDefaults;
+  /** Object-pinned memory plans read with `$ref:pinned/<subject>/<property>`. */
+  pinned?: PinnedReader;
+  /** Receives each turn's replay bundle (`createReplayStore` keeps them as files). */
+  replay?: ReplaySink;
   clock?: () => Date;
   ids?: () => string;
 }
@@ -122,6 +140,10 @@ export interface EngineResult {
   pending?: { approvalId: string; tool: string; args: unknown; step: number };
   /** The layers above the one that answered, each with why it passed. */
   passes?: LayerPass[];
+  /** The turn's pinned instant (ISO 8601): what every executor's clock read. */
+  asOf?: string;
+  /** Warnings of the plan's verify steps: the answer stands, with these beside it. */
+  advisories?: string[];
 }
 
 /** Options of one turn. */

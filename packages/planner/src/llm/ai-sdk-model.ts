@@ -136,6 +136,8 @@ export function createAiSdkModel(settings: AiSdkModelSettings): ChatModel {
         stopWhen: stepCountIs(1),
         maxRetries: 0,
         abortSignal,
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(request.seed === undefined ? {} : { seed: request.seed }),
         ...callOptions({
           maxTokens: request.maxTokens ?? settings.maxTokens,
           think: request.think ?? settings.think,

@@ -50,6 +50,10 @@ export interface ChatRequest {
   maxTokens?: number;
   /** Per-request think switch (Ollama); overrides the model's own. */
   think?: boolean;
+  /** Sampling temperature (the engine asks 0, so the same prompt tends to the same answer). */
+  temperature?: number;
+  /** Sampling seed, where the provider honours one (Ollama and OpenAI do). */
+  seed?: number;
 }
 
 /** Tokens one request consumed. Providers that report nothing give zeros. */

@@ -25,12 +25,23 @@ export async function answerWithPlan(
     plan,
     steps: outcome.steps,
     intent,
+    ...(outcome.advisories.length > 0 ? { advisories: outcome.advisories } : {}),
   });
 }
 
 /** The cause an out-of-scope step failure ends the turn with. */
 export function outOfScopeCause(outcome: Extract<ExecutionOutcome, { ok: false }>): TerminationCause {
-  return outcome.error.class === 'Blocked' ? 'blocked' : 'out_of_scope';
+  if (outcome.aborted) return 'aborted';
+  switch (outcome.error.class) {
+    case 'Blocked':
+      return 'blocked';
+    case 'BudgetExhausted':
+      return 'budget_exhausted';
+    case 'VerificationBlocked':
+      return 'verification_blocked';
+    default:
+      return 'out_of_scope';
+  }
 }
 
 /**

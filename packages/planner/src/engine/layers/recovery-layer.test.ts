@@ -63,6 +63,10 @@ describe('the Recovery layer', () => {
         error: { class: 'Blocked', message: 'blocked' },
         recovery: 'out_of_scope',
         steps: [],
+        order: [],
+        fillers: {},
+        memory: [],
+        verdicts: [],
       },
     };
     expect(await recoveryLayer.run(turn)).toEqual({ pass: 'web_fetch needs what no alternative can give' });

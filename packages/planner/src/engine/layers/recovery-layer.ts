@@ -4,7 +4,7 @@ import { recordPlanFailure } from '../memory.ts';
 import { type Exclusion, proposeValidPlan, templateHash } from '../propose.ts';
 import type { TerminationCause } from '../terminator.ts';
 import { pendingApproval } from '../turn-context.ts';
-import { answerWithPlan } from './proposal-layer.ts';
+import { answerWithPlan, outOfScopeCause } from './proposal-layer.ts';
 
 /** What the alternative must stay away from, by the failed step's recovery class. */
 export function recoveryExclusion(recovery: RecoveryClass, tool: string, message: string): Exclusion {
@@ -66,7 +66,7 @@ export const recoveryLayer: Layer = {
     const hash = templateHash(plan, turn.request);
     await recordPlanFailure(turn, 'recovery', { intentHash: intent.hash, planHash: hash, plan }, retry);
     turn.termination = {
-      cause: causeOf(retry.recovery),
+      cause: retry.recovery === 'out_of_scope' ? outOfScopeCause(retry) : causeOf(retry.recovery),
       detail: `${retry.tool}: ${retry.error.message}`,
       tool: retry.tool,
       plan,
