@@ -1,8 +1,11 @@
 /**
- * Pre-filter benchmark: how often the planner's bag-of-words pre-filter puts
- * the right tool in front of the model, against a BM25 baseline computed in
- * the same run, how long one ranking takes as the catalog grows, and how many
- * prompt tokens the tool list costs with and without it.
+ * Pre-filter benchmark: how often the planner's bag-of-words pre-filter (BM25F
+ * over affinity + name words and summary, with light stemming: see
+ * src/prefilter.ts) puts the right tool in front of the model, against a plain
+ * BM25 baseline computed in the same run, how long one ranking takes as the
+ * catalog grows, and how many prompt tokens the tool list costs with and
+ * without it. The pre-filter splits names into words itself, so the row
+ * without affinity shows what the name words passed as affinity add on top.
  *
  *   pnpm bench:prefilter --data ../shared/data/metatool
  *

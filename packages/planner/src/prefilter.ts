@@ -60,30 +60,162 @@ export function tokenize(text: string): string[] {
 /** The same order as `localeCompare`, without building a collator at every comparison. */
 const byName = new Intl.Collator();
 
-/** An entry's words, tokenised once per entry object (a catalog's entries live as long as it). */
-const entryWords = new WeakMap<PrefilterEntry, { affinity: Set<string>; summary: Set<string> }>();
+/** BM25's term-frequency saturation (the usual value). */
+const K1 = 1.2;
+/** BM25's summary-length normalisation (the usual value); affinity keywords are a set and are not normalised. */
+const B = 0.75;
+/** An affinity keyword or name word counts as this many summary occurrences (BM25F field weight). */
+const AFFINITY_WEIGHT = 3;
 
-function wordsOf(entry: PrefilterEntry): { affinity: Set<string>; summary: Set<string> } {
-  let words = entryWords.get(entry);
-  if (!words) {
-    words = {
-      affinity: new Set([...entry.affinity.flatMap(tokenize), ...tokenize(entry.name)]),
-      summary: new Set(tokenize(entry.summary).filter((token) => !STOP_WORDS.has(token))),
-    };
-    entryWords.set(entry, words);
+/** Suffixes {@link stem} takes off, the first that fits (after plurals). */
+const SUFFIXES = ['ing', 'ed', 'er', 'ly', 'ation', 'ment'] as const;
+
+/**
+ * Light English suffix folding, so that a request's "recipes", "booking" or
+ * "translation" meets a summary's "recipe", "book" or "translate": plurals
+ * (-s, -es, -ies), then one of -ing/-ed/-er/-ly/-ation/-ment when at least
+ * four letters stay (a doubled final consonant undoubled: "shopping" →
+ * "shop"), then a final -e, and a final -y read as -i ("movies" and "movie"
+ * both → "movi"). Short words and words with digits are left as they are.
+ * Requests and entries are folded alike, so only consistency matters, not
+ * real roots.
+ */
+function stem(word: string): string {
+  if (word.length <= 3 || /[0-9]/.test(word)) return word;
+  let folded = word;
+  if (folded.endsWith('ies') && folded.length > 4) folded = `${folded.slice(0, -3)}y`;
+  else if (folded.endsWith('sses')) folded = folded.slice(0, -2);
+  else if (folded.endsWith('s') && !/(?:ss|us|is)$/.test(folded)) folded = folded.slice(0, -1);
+  for (const suffix of SUFFIXES) {
+    if (folded.endsWith(suffix) && folded.length - suffix.length >= 4) {
+      folded = folded.slice(0, -suffix.length);
+      if (/([^lsz])\1$/.test(folded)) folded = folded.slice(0, -1);
+      break;
+    }
   }
-  return words;
+  if (folded.endsWith('e') && folded.length > 4) folded = folded.slice(0, -1);
+  if (folded.endsWith('y') && folded.length > 3) folded = `${folded.slice(0, -1)}i`;
+  return folded;
+}
+
+/** A request's or a text's content words (stop words dropped), folded by {@link stem}. */
+const termsOf = (tokens: readonly string[]) => tokens.filter((token) => !STOP_WORDS.has(token)).map(stem);
+
+/** "fsRead", "PDF&URLTool", "web_fetch" → their words, and the whole name's own tokens. */
+function nameTokens(name: string): string[] {
+  const split = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2');
+  return [...tokenize(split), ...tokenize(name)];
+}
+
+/** An entry's folded words: its affinity keywords and name words (a set), its summary's with their counts. */
+interface EntryTerms {
+  affinity: Set<string>;
+  summary: Map<string, number>;
+  summaryLength: number;
+}
+
+/** An entry's words, tokenised once per entry object (a catalog's entries live as long as it). */
+const entryTerms = new WeakMap<PrefilterEntry, EntryTerms>();
+
+function termsOfEntry(entry: PrefilterEntry): EntryTerms {
+  let terms = entryTerms.get(entry);
+  if (!terms) {
+    const summaryWords = termsOf(tokenize(entry.summary));
+    const summary = new Map<string, number>();
+    for (const word of summaryWords) summary.set(word, (summary.get(word) ?? 0) + 1);
+    terms = {
+      affinity: new Set(termsOf([...entry.affinity.flatMap(tokenize), ...nameTokens(entry.name)])),
+      summary,
+      summaryLength: summaryWords.length,
+    };
+    entryTerms.set(entry, terms);
+  }
+  return terms;
+}
+
+/**
+ * What a catalog's ranking needs, computed once per catalog: for each word,
+ * the entries holding it and its BM25F weight in each (idf over the catalog
+ * times the saturated, length-normalised field-weighted count), and the
+ * entries' order by name for ties.
+ */
+interface CatalogIndex {
+  entries: readonly PrefilterEntry[];
+  postings: Map<string, { positions: Int32Array; weights: Float64Array }>;
+  /** Entry positions in name order. */
+  byName: Int32Array;
+  /** Each entry position's place in name order. */
+  nameRank: Int32Array;
+  /** Scratch scores, zero between calls. */
+  scores: Float64Array;
+}
+
+function buildIndex(entries: readonly PrefilterEntry[]): CatalogIndex {
+  const count = entries.length;
+  const terms = entries.map(termsOfEntry);
+  const averageLength = terms.reduce((sum, entry) => sum + entry.summaryLength, 0) / Math.max(1, count);
+  const found = new Map<string, { positions: number[]; counts: number[] }>();
+  terms.forEach((entry, position) => {
+    const lengthNorm = averageLength > 0 ? 1 - B + (B * entry.summaryLength) / averageLength : 1;
+    const weighted = new Map<string, number>();
+    for (const [word, times] of entry.summary) weighted.set(word, times / lengthNorm);
+    for (const word of entry.affinity) weighted.set(word, (weighted.get(word) ?? 0) + AFFINITY_WEIGHT);
+    for (const [word, times] of weighted) {
+      const posting = found.get(word) ?? { positions: [], counts: [] };
+      found.set(word, posting);
+      posting.positions.push(position);
+      posting.counts.push(times);
+    }
+  });
+  const postings: CatalogIndex['postings'] = new Map();
+  for (const [word, { positions, counts }] of found) {
+    const idf = Math.log(1 + (count - positions.length + 0.5) / (positions.length + 0.5));
+    postings.set(word, {
+      positions: Int32Array.from(positions),
+      weights: Float64Array.from(counts, (times) => (idf * times * (K1 + 1)) / (times + K1)),
+    });
+  }
+  const byNameOrder = Int32Array.from(entries.keys()).sort((a, b) =>
+    byName.compare(entries[a]!.name, entries[b]!.name),
+  );
+  const nameRank = new Int32Array(count);
+  byNameOrder.forEach((position, rank) => {
+    nameRank[position] = rank;
+  });
+  return { entries: [...entries], postings, byName: byNameOrder, nameRank, scores: new Float64Array(count) };
+}
+
+/** The last few catalogs' indexes, most recent first; a catalog is the same entries in the same order. */
+const indexes: CatalogIndex[] = [];
+const KEPT_INDEXES = 4;
+
+function indexOf(entries: readonly PrefilterEntry[]): CatalogIndex {
+  const found = indexes.findIndex(
+    (index) =>
+      index.entries.length === entries.length &&
+      index.entries.every((entry, position) => entry === entries[position]),
+  );
+  const index = found >= 0 ? indexes.splice(found, 1)[0]! : buildIndex(entries);
+  indexes.unshift(index);
+  indexes.length = Math.min(indexes.length, KEPT_INDEXES);
+  return index;
 }
 
 /** One pre-filter entry per loaded executor, kept with it so its words are tokenised once. */
 const executorEntries = new WeakMap<VerifiedExecutor, PrefilterEntry & { executor: VerifiedExecutor }>();
 
 /**
- * Ranks executors against a request with bag-of-words (stop words dropped): each request token
- * that appears in an executor's affinity keywords (or name parts) counts 2,
- * one that appears in its summary counts 1. K adapts to the confidence of the
- * top candidate: a clear winner sends `kMin` candidates (without zero scores),
- * a flat ranking sends up to `kMax`.
+ * Ranks executors against a request with BM25F over two fields: affinity
+ * keywords with the name's words (a name like `fsRead` or `web_fetch` split
+ * into its words), and the summary. Request and entry words are lowercased,
+ * accent-folded, stop words dropped and folded by a light English stemmer
+ * ("recipes" meets "recipe"). A word's weight is its idf over the catalog
+ * (rare words count more than words many entries share), saturated (k1 1.2)
+ * and, in the summary, normalised by length (b 0.75); an affinity match
+ * counts as three summary occurrences. The catalog's statistics are computed
+ * once and reused while the same entries are passed. Ties go by name. K
+ * adapts to the confidence of the top candidate: a clear winner sends `kMin`
+ * candidates (without zero scores), a flat ranking sends up to `kMax`.
  *
  * @example
  * const { candidates } = prefilter('fetch https://example.com', catalogEntries);
@@ -97,22 +229,35 @@ export function prefilter<Entry extends PrefilterEntry>(
   const kMin = settings.kMin ?? 5;
   const kMax = settings.kMax ?? 40;
   const tokens = [...new Set(tokenize(request))].filter((token) => !STOP_WORDS.has(token));
-  const ranked = entries.map((entry) => {
-    const { affinity, summary } = wordsOf(entry);
-    let score = 0;
-    for (const token of tokens) {
-      if (affinity.has(token)) score += 2;
-      else if (summary.has(token)) score += 1;
+  const index = indexOf(entries);
+  const { scores, nameRank } = index;
+  const touched: number[] = [];
+  for (const word of new Set(tokens.map(stem))) {
+    const posting = index.postings.get(word);
+    if (!posting) continue;
+    const { positions, weights } = posting;
+    for (let at = 0; at < positions.length; at++) {
+      const position = positions[at]!;
+      if (scores[position] === 0) touched.push(position);
+      scores[position]! += weights[at]!;
     }
-    return { entry, score };
-  });
-  ranked.sort((a, b) => b.score - a.score || byName.compare(a.entry.name, b.entry.name));
-  const top = ranked[0]?.score ?? 0;
-  const second = ranked[1]?.score ?? 0;
+  }
+  touched.sort((a, b) => scores[b]! - scores[a]! || nameRank[a]! - nameRank[b]!);
+  const top = touched.length > 0 ? scores[touched[0]!]! : 0;
+  const second = touched.length > 1 ? scores[touched[1]!]! : 0;
   const confidence = top === 0 ? 0 : (top - second) / top;
   const k = Math.max(kMin, Math.min(kMax, Math.round(kMax - confidence * (kMax - kMin))));
-  let candidates = ranked.slice(0, k);
-  if (top > 0 && confidence >= 0.5) candidates = candidates.filter((candidate) => candidate.score > 0);
+  const candidates: RankedCandidate<Entry>[] = touched
+    .slice(0, k)
+    .map((position) => ({ entry: entries[position]!, score: scores[position]! }));
+  // Fewer matches than K: the rest in name order with a zero score, unless the winner is clear.
+  if (candidates.length < k && !(top > 0 && confidence >= 0.5)) {
+    for (let rank = 0; rank < index.byName.length && candidates.length < k; rank++) {
+      const position = index.byName[rank]!;
+      if (scores[position] === 0) candidates.push({ entry: entries[position]!, score: 0 });
+    }
+  }
+  for (const position of touched) scores[position] = 0;
   return { candidates, k, confidence, tokens };
 }
 
