@@ -19,6 +19,8 @@ export interface ExecutorFixtureOptions {
   /** Replaces the `[sandbox]` … `[audit]` part of the manifest. */
   sandboxToml?: string;
   errorClasses?: string[];
+  /** The contract's flags. Default: idempotent, no side effects. */
+  contract?: { idempotent?: boolean; side_effects?: boolean };
   key?: SigningKey;
 }
 
@@ -54,6 +56,8 @@ export async function writeSignedExecutor(
       'error_classes = ["BadName"]',
       `error_classes = ${JSON.stringify(options.errorClasses ?? ['Failed'])}`,
     )
+    .replace('idempotent = true', `idempotent = ${options.contract?.idempotent ?? true}`)
+    .replace('side_effects = false', `side_effects = ${options.contract?.side_effects ?? false}`)
     .replace('min_tier = "full"', 'min_tier = "none"')
     // test executors stand in for seeds: they enter the lifecycle as seed, then active
     .replace('created_by = "user"', 'created_by = "seed"');
