@@ -1,6 +1,14 @@
 export {
+  BudgetExhausted,
+  type BudgetKind,
+  createTurnBudget,
+  type TurnBudget,
+  type TurnBudgetLimits,
+} from './engine/budget.ts';
+export {
   createEngine,
   ENGINE_LAYERS,
+  ENGINE_VARIANTS,
   type Engine,
   type EngineAutopathStore,
   type EngineEmbedder,
@@ -8,6 +16,8 @@ export {
   type EngineLayer,
   type EngineResult,
   type EngineSettings,
+  type EngineVariant,
+  engineVariant,
   type LayerPass,
   type TurnOptions,
 } from './engine/engine.ts';
@@ -17,6 +27,7 @@ export {
   executePlan,
   type RecoveryClass,
   recoveryClassOf,
+  resultHash,
 } from './engine/executor.ts';
 export { applyFeedback, type FeedbackKind, type FeedbackOutcome } from './engine/feedback.ts';
 export {
@@ -27,21 +38,40 @@ export {
   intentFromRules,
 } from './engine/intent.ts';
 export { dispatch, type Layer, type LayerOutcome, pass } from './engine/layer.ts';
+export { type ModelCallRecord, type ModelDefaults, requestHashOf } from './engine/lineage.ts';
 export { type MaintenanceReport, scheduleMaintenance } from './engine/maintenance.ts';
 export {
   canonicalJson,
+  type DecisionStep,
+  isToolStep,
   type Plan,
+  type PlanPolicy,
   type PlanStep,
   parsePlan,
   planHash,
   planSchema,
   planTools,
+  type ToolStep,
+  type VerifyStep,
   validatePlanShape,
 } from './engine/plan.ts';
 export { preFastpath } from './engine/pre-fastpath.ts';
 export { createProposer, type ProposeRequest, type ProposeResult, type Proposer } from './engine/proposer.ts';
 export { extractQualifiers, QUALIFIER_WORDS } from './engine/qualifiers.ts';
 export { PlanReferenceError, resolvePlaceholders } from './engine/references.ts';
+export {
+  createReplayStore,
+  type Divergence,
+  REPLAY_FORMAT,
+  type ReplayBundle,
+  ReplayError,
+  type ReplayReport,
+  type ReplayRun,
+  type ReplaySettings,
+  type ReplaySink,
+  readReplayBundle,
+  replayTurn,
+} from './engine/replay.ts';
 export {
   canReuse,
   describeRequest,
@@ -50,6 +80,12 @@ export {
   type RequestKey,
   type ReuseVerdict,
 } from './engine/request-key.ts';
+export {
+  createRunMemory,
+  type PinnedReader,
+  type RunMemory,
+  type RunMemoryEntry,
+} from './engine/run-memory.ts';
 export {
   bindSlots,
   extractSlots,
@@ -61,6 +97,8 @@ export {
   type SlotKind,
   templatize,
 } from './engine/slots.ts';
+export type { StepRetry } from './engine/step-call.ts';
+export type { Candidate } from './engine/step-kinds.ts';
 export {
   createGapLog,
   detectLanguage,

@@ -40,6 +40,39 @@ export const ENGINE_LAYERS: readonly Layer[] = [
   terminatorLayer,
 ];
 
+/**
+ * The engine variants (`METNOS_ENGINE`, `[runtime] engine`): which layers a
+ * turn walks.
+ * - `learning` (default): every layer, memory first;
+ * - `oneshot`: no memory layers, every turn goes to the Proposer (what was
+ *   learned is still recorded, but nothing is served from it);
+ * - `strict`: memory and the Proposer, no Recovery: a failed plan goes
+ *   straight to the Terminator.
+ * (`loop`, the step-by-step planner of `createPlanner`, is the fourth, chosen by the CLI.)
+ */
+export const ENGINE_VARIANTS = {
+  learning: ENGINE_LAYERS,
+  oneshot: [preFastpathLayer, proposalLayer, recoveryLayer, terminatorLayer],
+  strict: [preFastpathLayer, fastpathLayer, autopathLayer, proposalLayer, terminatorLayer],
+} as const satisfies Record<string, readonly Layer[]>;
+
+export type EngineVariant = keyof typeof ENGINE_VARIANTS;
+
+/**
+ * The layers of a variant by name; an unknown name is a `RangeError` that
+ * lists the known ones.
+ *
+ * @example
+ * const engine = createEngine(settings, engineVariant(process.env.METNOS_ENGINE ?? 'learning'));
+ */
+export function engineVariant(name: string): readonly Layer[] {
+  if (!Object.hasOwn(ENGINE_VARIANTS, name))
+    throw new RangeError(
+      `unknown engine variant "${name}" (known: ${Object.keys(ENGINE_VARIANTS).join(', ')})`,
+    );
+  return ENGINE_VARIANTS[name as EngineVariant];
+}
+
 const DAY = 86_400_000;
 
 /** What every turn of an engine shares, from its settings (the recognizers read their calibrations here). */
