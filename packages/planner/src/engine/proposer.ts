@@ -77,9 +77,10 @@ export function createProposer(settings: { model: ChatModel; systemPrompt?: stri
             }`
           : '',
         `Tools:\n${tools.map(describeTool).join('\n')}`,
-        excluded.size > 0
-          ? `Do not use: ${[...excluded].join(', ')}${input.exclude?.reason ? ` (${input.exclude.reason})` : ''}.`
-          : '',
+        excluded.size > 0 ? `Do not use: ${[...excluded].join(', ')}.` : '',
+        // Recovery's reason reaches the model whatever the class: for wrong_args and missing_input
+        // it is the whole instruction (no tool is excluded)
+        input.exclude?.reason ? `The previous plan failed: ${input.exclude.reason}.` : '',
         input.previous && input.errors?.length
           ? `Your previous plan:\n${JSON.stringify(input.previous)}\nIt has these errors; fix them:\n- ${input.errors.join('\n- ')}`
           : '',

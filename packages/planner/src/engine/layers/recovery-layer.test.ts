@@ -35,7 +35,9 @@ describe('the Recovery layer', () => {
     const outcome = await recoveryLayer.run(turn);
     expect(outcome).toMatchObject({ answer: { layer: 'recovery', finalMessage: 'Last lines:\nfive' } });
     const prompt = model.requests[1]!.messages[0]!;
-    expect(prompt.role === 'user' && prompt.content).toContain('Do not use: crasher (crasher failed');
+    expect(prompt.role === 'user' && prompt.content).toContain(
+      'Do not use: crasher.\n\nThe previous plan failed: crasher failed',
+    );
     stores.close();
   });
 
