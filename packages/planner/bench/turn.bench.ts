@@ -1,8 +1,11 @@
 // End-to-end turn latency: the same request answered by the Proposer (L3, a
 // scripted model with a fixed, stated delay standing in for a local model)
 // and then from memory (L0 Fastpath), through the real sandbox and the seed
-// executors, in one run. Usage:
-//   pnpm bench:turn [--runs 10] [--model-delay-ms 800]
+// executors, in one run; and the in-process overhead of a memory-served turn
+// (everything but the executor process), measured on the same turns by timing
+// runTurn around an invoker that wraps the real one and subtracting the time
+// spent inside invoke. Usage:
+//   pnpm bench:turn [--runs 10] [--model-delay-ms 800] [--memory-turns 20]
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +18,16 @@ import { createEngine, createGapLog } from '../src/index.ts';
 import { createScriptedModel } from '../src/test/index.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '10' }, 'model-delay-ms': { type: 'string', default: '800' } },
+  options: {
+    runs: { type: 'string', default: '10' },
+    'model-delay-ms': { type: 'string', default: '800' },
+    'memory-turns': { type: 'string', default: '20' },
+  },
 });
 const runs = Number(values.runs);
 const delayMs = Number(values['model-delay-ms']);
+const memoryTurns = Number(values['memory-turns']);
+const OVERHEAD_P50_TARGET_MS = 2;
 const repo = join(import.meta.dirname, '..', '..', '..');
 
 const autopathModule = (await import('@metnos/autopath')) as Record<string, unknown>;
@@ -36,7 +45,19 @@ const catalog = createCatalog({
   stateDir: await mkdtemp(join(tmpdir(), 'metnos-bench-state-')),
 });
 await catalog.load();
-const invoker = createInvoker({ catalog, runner: createSandboxRunner({ audit: false }) });
+const sandboxed = createInvoker({ catalog, runner: createSandboxRunner({ audit: false }) });
+/** The real invoker, timed: what a turn spends inside invoke is the executor's, not the engine's. */
+let insideInvoke = 0;
+const invoker: Pick<typeof sandboxed, 'invoke'> = {
+  async invoke(...args) {
+    const started = performance.now();
+    try {
+      return await sandboxed.invoke(...args);
+    } finally {
+      insideInvoke += performance.now() - started;
+    }
+  },
+};
 const reviewer = createVaglio({});
 const workspace = await mkdtemp(join(tmpdir(), 'metnos-bench-ws-'));
 await mkdir(join(workspace, 'notes'), { recursive: true });
@@ -59,6 +80,18 @@ function quantile(samples: number[], q: number): number {
 
 const proposer: number[] = [];
 const memory: number[] = [];
+/** Per memory-served turn: the wall time of runTurn minus the time inside invoke. */
+const overhead: number[] = [];
+async function memoryTurn(engine: ReturnType<typeof createEngine>) {
+  insideInvoke = 0;
+  const started = performance.now();
+  const result = await engine.runTurn(request);
+  const wall = performance.now() - started;
+  if (result.layer !== 'fastpath' || result.modelCalls !== 0)
+    throw new Error(`warm run answered by ${result.layer} with ${result.modelCalls} model calls`);
+  overhead.push(wall - insideInvoke);
+  return result;
+}
 for (let run = 0; run < runs; run++) {
   const dir = await mkdtemp(join(tmpdir(), 'metnos-bench-turn-'));
   const scripted = createScriptedModel([{ text: planText }, { text: planText }]);
@@ -88,10 +121,8 @@ for (let run = 0; run < runs; run++) {
   if (cold.layer !== 'engine' || cold.finalKind !== 'answer')
     throw new Error(`cold run answered by ${cold.layer}: ${cold.finalMessage}`);
   proposer.push(cold.latencyMs);
-  const warm = await engine.runTurn(request);
-  if (warm.layer !== 'fastpath' || warm.modelCalls !== 0)
-    throw new Error(`warm run answered by ${warm.layer} with ${warm.modelCalls} model calls`);
-  memory.push(warm.latencyMs);
+  memory.push((await memoryTurn(engine)).latencyMs);
+  for (let turn = 0; turn < memoryTurns; turn++) await memoryTurn(engine);
   stores.fastpath.close();
   stores.autopath.close();
   stores.gaps.close();
@@ -113,5 +144,19 @@ console.log(
 console.log(`\nL0 is ${(quantile(proposer, 0.5) / quantile(memory, 0.5)).toFixed(1)}× faster at the median`);
 console.log(
   `without the model's delay the Proposer path would take about ${(quantile(proposer, 0.5) - delayMs).toFixed(1)} ms`,
+);
+const overheadP50 = quantile(overhead, 0.5);
+console.log(
+  `\nin-process overhead of a memory-served turn (${overhead.length} L0 turns: the first warm turn of each run and ${memoryTurns} more):`,
+);
+console.log(
+  '  runTurn timed around an invoker that wraps the real sandboxed one; the time spent inside invoke (the',
+);
+console.log(
+  '  executor process, its sandbox and the invoker) is subtracted, so what is left is the engine: request key,',
+);
+console.log('  memory lookup, replay, vaglio review, observation and learning');
+console.log(
+  `  p50 ${overheadP50.toFixed(2)} ms, p99 ${quantile(overhead, 0.99).toFixed(2)} ms — target p50 ≤ ${OVERHEAD_P50_TARGET_MS} ms: ${overheadP50 <= OVERHEAD_P50_TARGET_MS ? 'MET' : 'MISSED'}`,
 );
 await rm(workspace, { recursive: true, force: true });
