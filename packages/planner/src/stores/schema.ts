@@ -35,3 +35,18 @@ export const gaps = sqliteTable(
   },
   (table) => [uniqueIndex('terminator_gaps_key').on(table.cause, table.signature)],
 );
+
+/**
+ * Object-pinned memory: one typed property of one subject (`user:me`,
+ * `mail:work`), kept across turns; plans read it with `$ref:pinned/<subject>/<property>`.
+ */
+export const pinnedProperties = sqliteTable(
+  'pinned_properties',
+  {
+    subject: text('subject').notNull(),
+    property: text('property').notNull(),
+    value: text('value').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [uniqueIndex('pinned_properties_key').on(table.subject, table.property)],
+);
