@@ -1,5 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engineOver, readPlan } from '../__fixtures__/engine.ts';
 import { approveAll, createWorld, scripted } from '../__fixtures__/world.ts';
@@ -137,6 +139,52 @@ describe('replayTurn', () => {
       at: 'executor',
       tool: 'fs_read',
     });
+  });
+});
+
+describe('replay and side effects', () => {
+  it('never runs a step with side effects again, even from a bundle stripped of its record', async () => {
+    await writeSignedExecutor({
+      root: world.executors,
+      name: 'marker',
+      key: world.key,
+      contract: { idempotent: false, side_effects: true },
+      sandboxToml: `[sandbox]
+profile = "test"
+min_tier = "none"
+max_duration_ms = 5000
+max_memory_mb = 128
+max_output_bytes = 1048576`,
+      code: `import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineExecutor, ok } from '@metnos/executor-sdk/define';
+export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspace, 'marker.txt'), 'x'); return ok({ marked: true }); } });
+`,
+    });
+    await world.catalog.load();
+    const store = createReplayStore({ dir: join(world.root, 'replay-marker') });
+    const { engine, stores } = engineOver(
+      world,
+      {
+        wise: scripted([
+          { text: JSON.stringify({ steps: [{ tool: 'marker', args: {} }], final_message: 'marked' }) },
+        ]),
+      },
+      { replay: store },
+    );
+    const result = await engine.runTurn('leave a marker');
+    stores.close();
+    expect(result.finalMessage).toBe('marked');
+    const marker = join(world.workspace, 'marker.txt');
+    await rm(marker);
+    const bundle = store.load(result.turnId);
+    const report = await replayTurn(bundle, replaySettings());
+    expect(report.divergence).toBeUndefined();
+    expect(report.notRerun).toEqual([{ run: 1, step: 1, tool: 'marker' }]);
+    const stripped = structuredClone(bundle) as ReplayBundle;
+    stripped.runs[0]!.steps = [];
+    expect((await replayTurn(stripped, replaySettings())).divergence).toMatchObject({ at: 'end' });
+    expect(existsSync(marker)).toBe(false);
   });
 });
 

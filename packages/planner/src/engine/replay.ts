@@ -308,17 +308,32 @@ export async function replayTurn(bundle: ReplayBundle, settings: ReplaySettings)
       invoke: async (name, args, context) => {
         const number = Number(String(context.traceId).split(':').at(-1));
         const step = recorded.get(number);
-        if (step && skipsOnReplay(byName.get(name))) {
+        if (skipsOnReplay(byName.get(name))) {
           report.notRerun.push({ run: index + 1, step: number, tool: name });
-          return step.result as Awaited<ReturnType<Invoker['invoke']>>;
+          // a bundle without the record of such a step gets a failure, never a real call
+          return (step?.result ?? {
+            ok: false,
+            error: {
+              class: 'NotRecorded',
+              message: `${name} has side effects and the bundle holds no result for it`,
+            },
+          }) as Awaited<ReturnType<Invoker['invoke']>>;
         }
         return settings.invoker.invoke(name, args, context);
       },
     };
+    // Nothing with side effects runs in a replay (the invoker above hands back the record), so its
+    // review is moot; every other call meets the real vaglio, and no confirmation is ever granted.
+    const reviewer: CallReviewer = {
+      evaluate: (call, context) =>
+        skipsOnReplay(byName.get(call.executor.name))
+          ? { approved: true, reason: 'not run again: side effects', score: 1, blocked_by: null }
+          : settings.reviewer.evaluate(call, context),
+    };
     const outcome = await executePlan(run.plan, {
       executors: settings.executors,
       invoker,
-      reviewer: settings.reviewer,
+      reviewer,
       request: bundle.request,
       turnId: bundle.turnId,
       workspace: settings.workspace,
@@ -330,7 +345,7 @@ export async function replayTurn(bundle: ReplayBundle, settings: ReplaySettings)
       verifier: settings.verifier,
       retry: { attempts: 1 },
       order: run.order,
-      approved: () => true,
+      approved: () => false,
     });
     const divergence = compareRun(index + 1, run, outcome);
     report.matched += outcome.steps.filter(
