@@ -12,7 +12,7 @@ export const appConfigSchema = z
   .object({
     runtime: z
       .object({
-        engine: z.enum(['learning', 'loop']).default('learning'),
+        engine: z.enum(['learning', 'oneshot', 'strict', 'loop']).default('learning'),
         mode: z.enum(['local', 'online', 'hybrid']).default('local'),
         data_dir: z.string().optional(),
         actor: z.string().default('user'),

@@ -9,6 +9,7 @@ Usage:
   metnos init [dir]                            create a workspace: metnos.toml, the seed executors, your key
   metnos ask "<request>"                       one turn: the request answered through the executors
   metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
+  metnos replay <turn-id>                      run a recorded turn again and check every step against it
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
@@ -43,6 +44,8 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/ask.ts')).askCommand(rest, io);
       case 'feedback':
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
+      case 'replay':
+        return await (await import('./commands/replay.ts')).replayCommand(rest, io);
       case 'memory':
         return await (await import('./commands/memory.ts')).memoryCommand(rest, io);
       case undefined:

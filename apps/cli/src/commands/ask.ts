@@ -8,14 +8,18 @@ import {
   createEngine,
   createGapLog,
   createPlanner,
+  createReplayStore,
   createScratchpad,
   createTiers,
   createTurnLog,
+  ENGINE_VARIANTS,
   type EngineResult,
+  type EngineVariant,
+  engineVariant,
   executorContract,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
-import { createApprovalStore, createFileApprovalDb, createVaglio } from '@metnos/vaglio';
+import { createApprovalStore, createFileApprovalDb, createVaglio, createVerifier } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
@@ -29,7 +33,11 @@ Usage:
   metnos feedback <turn-id> <up|down|retry>
 
 Options:
-  --engine <learning|loop>  the four-layer engine that learns (default) or the turn-by-turn loop
+  --engine <name>           which engine answers (default: METNOS_ENGINE, else [runtime] engine, else learning):
+                              learning  memory first, then the model's plan, Recovery, the Terminator
+                              oneshot   every turn to the model's plan (memory is recorded, never served)
+                              strict    as learning, without Recovery: a failed plan ends the turn
+                              loop      the turn-by-turn loop with native tool calls
   --mode <local|online|hybrid>  loop mode (default from metnos.toml, else local)
   --yes                     approve calls with side effects without asking (each is still reviewed)
   --json                    print the whole result as JSON
@@ -37,7 +45,31 @@ Options:
   --workspace <dir>         the workspace the executors work in
 
 The models come from [runtime.llm] in metnos.toml (default: Ollama qwen3:8b on http://localhost:11434).
+The learning engines save each turn's replay bundle in <data>/replay (see metnos replay --help).
 `;
+
+/** The engines `ask` runs: the learning engine's variants, and the step-by-step loop. */
+export const ENGINE_KINDS = [...(Object.keys(ENGINE_VARIANTS) as EngineVariant[]), 'loop'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+/**
+ * The engine of a turn: `--engine`, else `METNOS_ENGINE`, else `[runtime] engine` (the config
+ * schema already refused any other value there). An unknown name is a usage error (exit 2).
+ */
+export function engineKindOf(flag: string | undefined, config: AppConfig, env = process.env): EngineKind {
+  const [name, from] =
+    flag !== undefined
+      ? [flag, '--engine']
+      : env.METNOS_ENGINE
+        ? [env.METNOS_ENGINE, 'METNOS_ENGINE']
+        : [config.runtime.engine, '[runtime] engine'];
+  if (!(ENGINE_KINDS as readonly string[]).includes(name))
+    throw new CliFailure(
+      `unknown engine "${name}" (${from}): known engines are ${ENGINE_KINDS.join(', ')}`,
+      2,
+    );
+  return name as EngineKind;
+}
 
 async function confirm(io: CliIo, question: string): Promise<boolean> {
   if (!process.stdin.isTTY) return false;
@@ -50,48 +82,61 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
   }
 }
 
-interface Runtime {
+interface ExecutionParts {
+  catalog: ReturnType<typeof createCatalog>;
+  invoker: ReturnType<typeof createInvoker>;
+  vaglio: ReturnType<typeof createVaglio>;
+}
+
+export interface Runtime {
   place: CliPlace;
   config: AppConfig;
   data: string;
-  build(): Promise<{
-    catalog: ReturnType<typeof createCatalog>;
-    invoker: ReturnType<typeof createInvoker>;
-    models: { fast: ChatModel; middle: ChatModel; wise: ChatModel };
-    vaglio: ReturnType<typeof createVaglio>;
-  }>;
+  /** The catalog, the sandboxed invoker and the vaglio of this place: what runs a plan (`replay` needs no model). */
+  execution(): Promise<ExecutionParts>;
+  build(): Promise<ExecutionParts & { models: { fast: ChatModel; middle: ChatModel; wise: ChatModel } }>;
 }
 
-async function runtime(options: { executors?: string; workspace?: string }): Promise<Runtime> {
+/** The place, its config and data folder, and how to build what a turn runs on. */
+export async function runtime(options: { executors?: string; workspace?: string }): Promise<Runtime> {
   const place = await resolvePlace(options);
   const config = readAppConfig(place);
   const data = dataDir(place, config);
+  const execution = async (): Promise<ExecutionParts> => {
+    const keys = await trustedKeys(place, place.executors);
+    const catalog = await placeCatalog(place, keys);
+    await catalog.load();
+    const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
+    const invoker = createInvoker({
+      catalog,
+      runner,
+      audit: createAuditLog({ workspace: place.workspace }),
+      protect: placeProtection(place, data),
+    });
+    const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
+    const vaglio = createVaglio({
+      threshold: config.vaglio?.threshold,
+      log: { dir: join(data, 'vaglio') },
+      approvals,
+      protect: placeProtection(place, data).map((entry) => entry.path),
+    });
+    return { catalog, invoker, vaglio };
+  };
   return {
     place,
     config,
     data,
+    execution,
     async build() {
-      const keys = await trustedKeys(place, place.executors);
-      const catalog = await placeCatalog(place, keys);
-      await catalog.load();
-      const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
-      const invoker = createInvoker({
-        catalog,
-        runner,
-        audit: createAuditLog({ workspace: place.workspace }),
-        protect: placeProtection(place, data),
-      });
-      const models = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
-      const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
-      const vaglio = createVaglio({
-        threshold: config.vaglio?.threshold,
-        log: { dir: join(data, 'vaglio') },
-        approvals,
-        protect: placeProtection(place, data).map((entry) => entry.path),
-      });
-      return { catalog, invoker, models, vaglio };
+      const parts = await execution();
+      return { ...parts, models: createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env }) };
     },
   };
+}
+
+/** Where the learning engine keeps one replay bundle per turn. */
+export function replayDir(data: string): string {
+  return join(data, 'replay');
 }
 
 /**
@@ -132,7 +177,11 @@ function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string
  * replaced by an empty one for this run, and said so on stderr; `strict`
  * (feedback, which is about what the store holds) stops with its `StoreError`.
  */
-async function openLearningEngine(context: Runtime, io: CliIo, options: { yes: boolean; strict?: boolean }) {
+async function openLearningEngine(
+  context: Runtime,
+  io: CliIo,
+  options: { yes: boolean; strict?: boolean; variant: EngineVariant },
+) {
   const { config, data, place } = context;
   const parts = await context.build();
   const notices: StoreNotice[] = [];
@@ -141,29 +190,38 @@ async function openLearningEngine(context: Runtime, io: CliIo, options: { yes: b
   );
   for (const line of formatNotices(notices)) io.err(line);
   try {
-    const engine = createEngine({
-      catalog: parts.catalog,
-      invoker: parts.invoker,
-      reviewer: parts.vaglio,
-      models: parts.models,
-      // [runtime.memory] embedder: lexical (default), onnx, ollama or openai; a model that does not
-      // answer leaves the lexical default in its place, said once on stderr
-      embedder: (await loadMemoryEmbedder(config, { env: process.env, onNote: (note) => io.err(note) }))
-        .embedder,
-      fastpath,
-      autopath,
-      gaps,
-      workspace: place.workspace,
-      actor: config.runtime.actor,
-      timeZone: config.runtime.time_zone,
-      executorConfig: config.executors?.config,
-      recognition: {
-        fastpathThreshold: config.runtime.memory?.fastpath_threshold,
-        autopathThreshold: config.runtime.memory?.autopath_threshold,
+    const budget = config.runtime.budget;
+    const engine = createEngine(
+      {
+        catalog: parts.catalog,
+        invoker: parts.invoker,
+        reviewer: parts.vaglio,
+        models: parts.models,
+        // [runtime.memory] embedder: lexical (default), onnx, ollama or openai; a model that does not
+        // answer leaves the lexical default in its place, said once on stderr
+        embedder: (await loadMemoryEmbedder(config, { env: process.env, onNote: (note) => io.err(note) }))
+          .embedder,
+        fastpath,
+        autopath,
+        gaps,
+        workspace: place.workspace,
+        actor: config.runtime.actor,
+        timeZone: config.runtime.time_zone,
+        executorConfig: config.executors?.config,
+        recognition: {
+          fastpathThreshold: config.runtime.memory?.fastpath_threshold,
+          autopathThreshold: config.runtime.memory?.autopath_threshold,
+        },
+        approved: async (call) =>
+          options.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+        // plans' verify steps are ruled by the vaglio's verifier (without one, a verify step blocks)
+        verifier: createVerifier(),
+        budget: budget && { toolCalls: budget.tool_calls, tokens: budget.tokens, costUsd: budget.cost_usd },
+        // one bundle per turn, for `metnos replay`; a bundle that cannot be written never fails the answer
+        replay: createReplayStore({ dir: replayDir(data) }),
       },
-      approved: async (call) =>
-        options.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
-    });
+      engineVariant(options.variant),
+    );
     const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
     return { engine, memory, close };
   } catch (error) {
@@ -212,12 +270,13 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   }
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
   const { config, data, place } = context;
-  const engineKind = values.engine ?? config.runtime.engine;
-  if (engineKind !== 'learning' && engineKind !== 'loop')
-    throw new CliFailure(`--engine must be learning or loop`, 2);
+  const engineKind = engineKindOf(values.engine, config);
 
-  if (engineKind === 'learning') {
-    const { engine, memory, close } = await openLearningEngine(context, io, { yes: values.yes });
+  if (engineKind !== 'loop') {
+    const { engine, memory, close } = await openLearningEngine(context, io, {
+      yes: values.yes,
+      variant: engineKind,
+    });
     try {
       return printEngineTurn(io, await engine.runTurn(request), { json: values.json, memory });
     } finally {
@@ -322,7 +381,13 @@ export async function feedbackCommand(argv: string[], io: CliIo): Promise<number
     return 2;
   }
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
-  const { engine, memory, close } = await openLearningEngine(context, io, { yes: values.yes, strict: true });
+  // feedback is about the learning engine's turns: a `retry` runs on its variant (loop → learning)
+  const engineKind = engineKindOf(undefined, context.config);
+  const { engine, memory, close } = await openLearningEngine(context, io, {
+    yes: values.yes,
+    strict: true,
+    variant: engineKind === 'loop' ? 'learning' : engineKind,
+  });
   try {
     const outcome = await engine.feedback(turnId, kind);
     if (!outcome.recorded)
