@@ -13,6 +13,7 @@ import { approveAll, createWorld, scripted } from '../__fixtures__/world.ts';
 import { createTurnBudget } from './budget.ts';
 import { type ExecuteSettings, executePlan } from './executor.ts';
 import { type Plan, validatePlanShape } from './plan.ts';
+import { templatize } from './slots.ts';
 import { validatePlan } from './validator.ts';
 
 let world: Awaited<ReturnType<typeof createWorld>>;
@@ -199,6 +200,27 @@ describe("seed 003's plan grammar, as the Validator reads it", () => {
     expect(validatePlan(waiting, executors)).toContain(
       'step 3: waits for step 2, which only a branch starts',
     );
+  });
+
+  it('a remembered template keeps the structure: only values the request gave become slots', () => {
+    const learned = plan({
+      steps: [
+        { id: 's1', tool: 'fs_read', version: '>=1', args: { path: 'diary.md', tail: 1 }, produces: 'doc' },
+        { tool: 'fs_write', args: { path: 'out.md', content: '$ref:doc' }, depends: [1] },
+      ],
+      final_message: 'last 1 line',
+    });
+    const { template, slots } = templatize(learned, 'read diary.md and copy the last 1 lines');
+    expect(template.version).toBe('1');
+    expect(template.steps[1]).toMatchObject({ depends: [1] });
+    expect(template.steps[0]).toMatchObject({
+      id: 's1',
+      version: '>=1',
+      args: { path: '${SLOT:path_1}', tail: '${SLOT:number_1}' },
+    });
+    expect(template.final_message).toBe('last ${SLOT:number_1} line');
+    expect(slots).toEqual(['number_1', 'path_1']);
+    expect(validatePlanShape(template).ok).toBe(true);
   });
 
   it('keeps old plans valid: no kind means a tool step', () => {

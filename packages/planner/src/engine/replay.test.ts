@@ -131,6 +131,22 @@ describe('replayTurn', () => {
     expect((await replayTurn(bundle, replaySettings())).divergence).toMatchObject({ at: 'result', step: 1 });
   });
 
+  it('reads a recorded plan with the grammar and the Validator before running anything', async () => {
+    const { bundle } = await recordedTurn();
+    const hostile = structuredClone(bundle) as ReplayBundle;
+    let deep: Record<string, unknown> = {};
+    const root = deep;
+    for (let level = 0; level < 200; level++) deep = deep.next = {} as Record<string, unknown>;
+    (hostile.runs[0]!.plan.steps[0] as { args: Record<string, unknown> }).args = {
+      path: root,
+      ['__proto__']: 1,
+    };
+    expect((await replayTurn(hostile, replaySettings())).divergence).toMatchObject({ at: 'plan', run: 1 });
+    const unknownTool = structuredClone(bundle) as ReplayBundle;
+    (unknownTool.runs[0]!.plan.steps[0] as { tool: string }).tool = 'shell_exec';
+    expect((await replayTurn(unknownTool, replaySettings())).divergence?.message).toMatch(/not valid/);
+  });
+
   it('refuses a bundle whose executor is not the one the turn ran', async () => {
     const { bundle } = await recordedTurn();
     const tampered = structuredClone(bundle) as ReplayBundle;

@@ -6,10 +6,11 @@ import type { Verifier } from '@metnos/vaglio';
 import type { CallReviewer } from '../review.ts';
 import { type ExecutionOutcome, executePlan, resultHash } from './executor.ts';
 import type { ModelCallRecord } from './lineage.ts';
-import { canonicalJson, isToolStep, type Plan, parsePlan, planHash } from './plan.ts';
+import { canonicalJson, isToolStep, type Plan, parsePlan, planHash, validatePlanShape } from './plan.ts';
 import type { RunMemoryEntry } from './run-memory.ts';
 import type { TurnContext } from './turn-context.ts';
 import type { EngineResult } from './types.ts';
+import { validatePlan } from './validator.ts';
 
 /** The format tag of a replay bundle. */
 export const REPLAY_FORMAT = 'metnos.replay/1';
@@ -278,6 +279,25 @@ function checkModelPlans(bundle: ReplayBundle): Divergence | undefined {
   return undefined;
 }
 
+/** A bundle is a file: each plan is read with the grammar and checked by the Validator, as a proposal is. */
+function checkPlans(bundle: ReplayBundle, executors: readonly VerifiedExecutor[]): Divergence | undefined {
+  for (const [index, run] of bundle.runs.entries()) {
+    const shaped = validatePlanShape(run.plan);
+    const errors = shaped.ok
+      ? validatePlan(shaped.plan, executors, { slots: Object.keys(run.slots ?? {}) })
+      : shaped.errors;
+    if (errors.length > 0)
+      return {
+        at: 'plan',
+        run: index + 1,
+        expected: 'a valid plan',
+        actual: errors[0]!,
+        message: `run ${index + 1}: the recorded plan is not valid: ${errors[0]}`,
+      };
+  }
+  return undefined;
+}
+
 /** Side-effecting, non-idempotent executors are not run again by a replay. */
 function skipsOnReplay(executor: VerifiedExecutor | undefined): boolean {
   return executor ? executor.manifest.contract.side_effects : false;
@@ -300,7 +320,8 @@ function skipsOnReplay(executor: VerifiedExecutor | undefined): boolean {
 export async function replayTurn(bundle: ReplayBundle, settings: ReplaySettings): Promise<ReplayReport> {
   const byName = new Map(settings.executors.map((executor) => [executor.name, executor]));
   const report: ReplayReport = { turnId: bundle.turnId, matched: 0, notRerun: [] };
-  const early = checkExecutors(bundle, byName) ?? checkModelPlans(bundle);
+  const early =
+    checkExecutors(bundle, byName) ?? checkPlans(bundle, settings.executors) ?? checkModelPlans(bundle);
   if (early) return { ...report, divergence: early };
   for (const [index, run] of bundle.runs.entries()) {
     const recorded = new Map(run.steps.map((step) => [step.number, step]));

@@ -129,7 +129,40 @@ export function templatize<T>(plan: T, request: string): { template: T; slots: s
     }
     return value;
   };
-  return { template: replace(plan) as T, slots: [...used].sort() };
+  return { template: templateParts(plan, replace) as T, slots: [...used].sort() };
+}
+
+/** The parts of a plan that carry the request's values; ids, kinds, tools, versions, keys and policy are structure. */
+const STEP_VALUES = new Set(['args', 'draft']);
+const FILLER_VALUES = new Set(['prompt', 'default']);
+
+function templateParts(plan: unknown, replace: (value: unknown) => unknown): unknown {
+  if (plan === null || typeof plan !== 'object' || !Array.isArray((plan as { steps?: unknown }).steps))
+    return replace(plan);
+  const source = plan as Record<string, unknown>;
+  const pick = (object: unknown, keys: ReadonlySet<string>) =>
+    object !== null && typeof object === 'object' && !Array.isArray(object)
+      ? Object.fromEntries(
+          Object.entries(object).map(([key, item]) => [key, keys.has(key) ? replace(item) : item]),
+        )
+      : object;
+  const out: Record<string, unknown> = { ...source };
+  out.steps = (source.steps as unknown[]).map((step) => pick(step, STEP_VALUES));
+  if (source.fillers !== null && typeof source.fillers === 'object')
+    out.fillers = Object.fromEntries(
+      Object.entries(source.fillers as Record<string, unknown>).map(([name, filler]) => [
+        name,
+        pick(filler, FILLER_VALUES),
+      ]),
+    );
+  if ('final_message' in source) out.final_message = replace(source.final_message);
+  const policy = source.policy as { branch?: unknown[] } | undefined;
+  if (policy && Array.isArray(policy.branch))
+    out.policy = {
+      ...policy,
+      branch: policy.branch.map((branch) => pick(branch, new Set(['final_message']))),
+    };
+  return out;
 }
 
 /**
