@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engineOver, readPlan } from '../__fixtures__/engine.ts';
 import { approveAll, createWorld, scripted } from '../__fixtures__/world.ts';
+import { canonicalJson } from './plan.ts';
 import { createReplayStore, REPLAY_FORMAT, type ReplayBundle, ReplayError, replayTurn } from './replay.ts';
 
 let world: Awaited<ReturnType<typeof createWorld>>;
@@ -93,15 +95,28 @@ describe('replayTurn', () => {
     const { bundle } = await recordedTurn();
     const tampered = structuredClone(bundle) as ReplayBundle;
     const step = tampered.runs[0]!.steps[0]!;
-    step.resultHash = 'f'.repeat(64);
+    (step.result as { content: string }).content = 'one\ntwo';
+    step.resultHash = createHash('sha256').update(canonicalJson(step.result)).digest('hex');
     const report = await replayTurn(tampered, replaySettings());
     expect(report.divergence).toMatchObject({
       at: 'result',
       run: 1,
       step: 1,
       tool: 'fs_read',
-      expected: 'f'.repeat(64),
+      expected: step.resultHash,
       message: 'run 1, step 1 (fs_read): the result differs from the record',
+    });
+  });
+
+  it('names a recorded result edited without its hash', async () => {
+    const { bundle } = await recordedTurn();
+    const tampered = structuredClone(bundle) as ReplayBundle;
+    (tampered.runs[0]!.steps[0]!.result as { content: string }).content = 'edited';
+    expect((await replayTurn(tampered, replaySettings())).divergence).toMatchObject({
+      at: 'result',
+      step: 1,
+      message:
+        'run 1, step 1 (fs_read): the recorded result does not match the recorded hash (the bundle was edited)',
     });
   });
 

@@ -394,6 +394,17 @@ function compareRun(run: number, recorded: ReplayRun, outcome: ExecutionOutcome)
         actual: 'did not run',
         message: `${where}: the replay did not reach this step`,
       };
+    const ownHash = sha256(expected.result);
+    if (ownHash !== expected.resultHash)
+      return {
+        at: 'result',
+        run,
+        step: number,
+        tool: expected.tool,
+        expected: expected.resultHash,
+        actual: ownHash,
+        message: `${where}: the recorded result does not match the recorded hash (the bundle was edited)`,
+      };
     const argsHash = sha256(actual.args);
     if (argsHash !== expected.argsHash)
       return {
