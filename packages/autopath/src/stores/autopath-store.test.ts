@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAutopathStore } from './autopath-store.ts';
 
@@ -34,6 +37,25 @@ describe('the autopath store', () => {
     expect(store.champion(cluster.id, ['position:last'])?.planHash).toBe('tail');
     expect(store.champion(cluster.id, ['position:first', 'day:today'])).toBeUndefined();
     expect(store.list().filter((entry) => entry.status === 'champion')).toHaveLength(2);
+  });
+
+  it('sees the clusters another connection to the same file made after it read its own copy', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'metnos-autopath-')), 'autopath.sqlite');
+    const reader = createAutopathStore({ path });
+    const writer = createAutopathStore({ path });
+    const first = writer.assignCluster(unit(1, 0), 'e');
+    expect(reader.nearestCluster(unit(1, 0), 'e')?.id).toBe(first.id);
+    const second = writer.assignCluster(unit(0, 1), 'e');
+    expect(reader.nearestCluster(unit(0, 1), 'e')?.id).toBe(second.id);
+    const joined = writer.assignCluster(unit(0.2, 1), 'e');
+    expect(joined).toMatchObject({ id: second.id, created: false });
+    expect(reader.assignCluster(unit(0.3, 1), 'e')).toMatchObject({ id: second.id, created: false });
+    learn(reader, { clusterId: second.id, planHash: 'list' });
+    learn(reader, { clusterId: second.id, planHash: 'list' });
+    expect(writer.champions('e').map((entry) => entry.clusterId)).toEqual([second.id]);
+    expect(writer.championSimilarities(unit(0, 1), { embedderId: 'e' })[0]?.nearest).toBeGreaterThan(0.9);
+    reader.close();
+    writer.close();
   });
 
   it('matches clusters of the embedder asked for only', () => {

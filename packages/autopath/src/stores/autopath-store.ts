@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, gt, inArray } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { labelSimilaritiesOf } from '../label-similarities.ts';
 import type { LabelSimilarity, ScanOptions } from '../vector-index.ts';
@@ -146,13 +146,131 @@ export function createAutopathStore(
     antiDays: location.rules?.antiDays ?? 30,
   };
 
+  const placeholder = sql.placeholder;
+  /**
+   * The statements a memory-served turn runs, prepared once: building and
+   * preparing a query costs several times what running it does, and such a
+   * turn runs a dozen (bench:turn measures the engine's share of a turn).
+   */
+  const statements = {
+    byId: db
+      .select()
+      .from(autopaths)
+      .where(eq(autopaths.id, placeholder('id')))
+      .prepare(),
+    byCluster: db
+      .select()
+      .from(autopaths)
+      .where(eq(autopaths.clusterId, placeholder('clusterId')))
+      .prepare(),
+    byClusterPlan: db
+      .select()
+      .from(autopaths)
+      .where(
+        and(
+          eq(autopaths.clusterId, placeholder('clusterId')),
+          eq(autopaths.planHash, placeholder('planHash')),
+        ),
+      )
+      .prepare(),
+    champions: db.select().from(autopaths).where(eq(autopaths.status, 'champion')).prepare(),
+    counted: db
+      .update(autopaths)
+      .set({
+        uses: sql`${placeholder('uses')}`,
+        successes: sql`${placeholder('successes')}`,
+        totalLatencyMs: sql`${placeholder('totalLatencyMs')}`,
+        score: sql`${placeholder('score')}`,
+        updatedAt: sql`${placeholder('now')}`,
+      })
+      .where(eq(autopaths.id, placeholder('id')))
+      .prepare(),
+    rescored: db
+      .update(autopaths)
+      .set({ score: sql`${placeholder('score')}`, updatedAt: sql`${placeholder('now')}` })
+      .where(eq(autopaths.id, placeholder('id')))
+      .prepare(),
+    anti: db
+      .select()
+      .from(antiAutopaths)
+      .where(
+        and(
+          eq(antiAutopaths.intentHash, placeholder('intentHash')),
+          eq(antiAutopaths.planHash, placeholder('planHash')),
+          gt(antiAutopaths.expiresAt, placeholder('now')),
+        ),
+      )
+      .prepare(),
+    antiInForce: db
+      .select({ intentHash: antiAutopaths.intentHash, planHash: antiAutopaths.planHash })
+      .from(antiAutopaths)
+      .where(
+        and(gt(antiAutopaths.expiresAt, placeholder('now')), gt(antiAutopaths.failures, rules.antiAfter - 1)),
+      )
+      .prepare(),
+    centroid: db
+      .update(clusters)
+      .set({ centroid: sql`${placeholder('centroid')}`, members: sql`${placeholder('members')}` })
+      .where(eq(clusters.id, placeholder('id')))
+      .prepare(),
+    observe: db
+      .insert(observations)
+      .values({
+        ts: placeholder('ts'),
+        turnId: placeholder('turnId'),
+        request: placeholder('request'),
+        intentHash: placeholder('intentHash'),
+        planHash: placeholder('planHash'),
+        plan: placeholder('plan'),
+        layer: placeholder('layer'),
+        latencyMs: placeholder('latencyMs'),
+        vector: placeholder('vector'),
+        outcome: placeholder('outcome'),
+        errorClass: placeholder('errorClass'),
+        feedback: null,
+      })
+      .prepare(),
+  };
+
+  /** Changes whenever another connection commits to the file (SQLite's `data_version`). */
+  const dataVersion = client.prepare('PRAGMA data_version').pluck();
+  interface CachedCluster {
+    centroid: Float32Array | undefined;
+    members: number;
+    embedderId: string | null;
+  }
+  let clusterCache: { version: unknown; byId: Map<string, CachedCluster> } | undefined;
+  /**
+   * Every cluster's centroid, kept in memory: each success and each L1 lookup
+   * compares a request with all of them. This connection's writes update the
+   * copy; another connection's commit makes it read the table again.
+   */
+  function clusterIndex(): Map<string, CachedCluster> {
+    const version = dataVersion.get();
+    if (clusterCache && clusterCache.version === version) return clusterCache.byId;
+    const byId = new Map<string, CachedCluster>();
+    for (const row of db.select().from(clusters).all())
+      byId.set(row.id, {
+        centroid: blobToVector(row.centroid),
+        members: row.members,
+        embedderId: row.embedderId,
+      });
+    clusterCache = { version, byId };
+    return byId;
+  }
+
+  /** `intentHash|planHash` of every anti-autopath in force: one query for a whole listing. */
+  function antiInForce(): Set<string> {
+    return new Set(
+      statements.antiInForce
+        .all({ now: clock().toISOString() })
+        .map((row) => `${row.intentHash}|${row.planHash}`),
+    );
+  }
+
   function rescore(id: string): void {
-    const row = db.select().from(autopaths).where(eq(autopaths.id, id)).get();
-    if (row)
-      db.update(autopaths)
-        .set({ score: compositeScore(row), updatedAt: clock().toISOString() })
-        .where(eq(autopaths.id, id))
-        .run();
+    const row = statements.byId.get({ id });
+    if (row) statements.rescored.run({ id, score: compositeScore(row), now: clock().toISOString() });
   }
 
   /**
@@ -163,7 +281,7 @@ export function createAutopathStore(
    * better score takes the champion's place.
    */
   function settleCluster(clusterId: string): void {
-    const rows = db.select().from(autopaths).where(eq(autopaths.clusterId, clusterId)).all();
+    const rows = statements.byCluster.all({ clusterId });
     const groups = new Map<string, typeof rows>();
     for (const row of rows)
       groups.set(qualifierGroup(row), [...(groups.get(qualifierGroup(row)) ?? []), row]);
@@ -226,22 +344,23 @@ export function createAutopathStore(
       embedderId?: string,
     ): { id: string; score: number; created: boolean } {
       const nearest = store.nearestCluster(vector, embedderId);
+      const index = clusterIndex();
       if (nearest && nearest.score >= rules.clusterThreshold) {
-        const row = db.select().from(clusters).where(eq(clusters.id, nearest.id)).get()!;
-        const centroid = blobToVector(row.centroid)!;
-        const members = row.members + 1;
+        const cluster = index.get(nearest.id)!;
+        const previous = cluster.centroid!;
+        const members = cluster.members + 1;
+        const centroid = new Float32Array(previous.length);
         let norm = 0;
-        for (let index = 0; index < centroid.length; index++) {
-          centroid[index] = centroid[index]! + (vector[index]! - centroid[index]!) / members;
-          norm += centroid[index]! ** 2;
+        for (let dimension = 0; dimension < centroid.length; dimension++) {
+          centroid[dimension] = previous[dimension]! + (vector[dimension]! - previous[dimension]!) / members;
+          norm += centroid[dimension]! ** 2;
         }
         norm = Math.sqrt(norm) || 1;
-        for (let index = 0; index < centroid.length; index++) centroid[index] = centroid[index]! / norm;
-        db.update(clusters)
-          .set({ centroid: vectorToBlob(centroid), members })
-          .where(eq(clusters.id, row.id))
-          .run();
-        return { id: row.id, score: nearest.score, created: false };
+        for (let dimension = 0; dimension < centroid.length; dimension++)
+          centroid[dimension] = centroid[dimension]! / norm;
+        statements.centroid.run({ id: nearest.id, centroid: vectorToBlob(centroid), members });
+        index.set(nearest.id, { ...cluster, centroid, members });
+        return { id: nearest.id, score: nearest.score, created: false };
       }
       const id = ids();
       db.insert(clusters)
@@ -253,17 +372,17 @@ export function createAutopathStore(
           embedderId: embedderId ?? null,
         })
         .run();
+      index.set(id, { centroid: Float32Array.from(vector), members: 1, embedderId: embedderId ?? null });
       return { id, score: 1, created: true };
     },
     /** The cluster whose centroid is closest to the vector (of `embedderId`'s clusters, when given). */
     nearestCluster(vector: Float32Array, embedderId?: string): { id: string; score: number } | undefined {
       let best: { id: string; score: number } | undefined;
-      for (const row of db.select().from(clusters).all()) {
-        if (embedderId !== undefined && row.embedderId !== embedderId) continue;
-        const centroid = blobToVector(row.centroid);
+      for (const [id, { centroid, embedderId: owner }] of clusterIndex()) {
+        if (embedderId !== undefined && owner !== embedderId) continue;
         if (!centroid || centroid.length !== vector.length) continue;
         const score = dot(vector, centroid);
-        if (!best || score > best.score) best = { id: row.id, score };
+        if (!best || score > best.score) best = { id, score };
       }
       return best;
     },
@@ -280,25 +399,27 @@ export function createAutopathStore(
       pinned?: Record<string, string>;
     }): AutopathEntry {
       const now = clock().toISOString();
-      const existing = db
-        .select()
-        .from(autopaths)
-        .where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash)))
-        .get();
+      const existing = statements.byClusterPlan.get({ clusterId: input.clusterId, planHash: input.planHash });
       if (existing) {
-        db.update(autopaths)
-          .set({
-            uses: existing.uses + 1,
-            successes: existing.successes + 1,
-            totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
-            updatedAt: now,
-            ...(existing.qualifiers === null && input.qualifiers
-              ? { qualifiers: JSON.stringify(input.qualifiers), pinned: JSON.stringify(input.pinned ?? {}) }
-              : {}),
-          })
-          .where(eq(autopaths.id, existing.id))
-          .run();
-        rescore(existing.id);
+        const counted = {
+          ...existing,
+          uses: existing.uses + 1,
+          successes: existing.successes + 1,
+          totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
+        };
+        statements.counted.run({
+          id: existing.id,
+          uses: counted.uses,
+          successes: counted.successes,
+          totalLatencyMs: counted.totalLatencyMs,
+          score: compositeScore(counted),
+          now,
+        });
+        if (existing.qualifiers === null && input.qualifiers)
+          db.update(autopaths)
+            .set({ qualifiers: JSON.stringify(input.qualifiers), pinned: JSON.stringify(input.pinned ?? {}) })
+            .where(eq(autopaths.id, existing.id))
+            .run();
       } else {
         const id = ids();
         const row = {
@@ -328,11 +449,7 @@ export function createAutopathStore(
       }
       settleCluster(input.clusterId);
       return toEntry(
-        db
-          .select()
-          .from(autopaths)
-          .where(and(eq(autopaths.clusterId, input.clusterId), eq(autopaths.planHash, input.planHash)))
-          .get()!,
+        statements.byClusterPlan.get({ clusterId: input.clusterId, planHash: input.planHash })!,
       )!;
     },
     /** Records a failure; repeated failures of one plan for one intent make an anti-autopath. */
@@ -392,17 +509,7 @@ export function createAutopathStore(
     },
     /** True while an unexpired anti-autopath covers this plan for this intent. */
     isAnti(intentHash: string, planHash: string): boolean {
-      const row = db
-        .select()
-        .from(antiAutopaths)
-        .where(
-          and(
-            eq(antiAutopaths.intentHash, intentHash),
-            eq(antiAutopaths.planHash, planHash),
-            gt(antiAutopaths.expiresAt, clock().toISOString()),
-          ),
-        )
-        .get();
+      const row = statements.anti.get({ intentHash, planHash, now: clock().toISOString() });
       return row !== undefined && row.failures >= rules.antiAfter;
     },
     /** Plans excluded for an intent (anti-autopaths in force). */
@@ -443,36 +550,28 @@ export function createAutopathStore(
       options: ScanOptions & { embedderId?: string } = {},
     ): LabelSimilarity[] {
       const centroids = new Map<string, Float32Array>();
-      for (const row of db.select().from(clusters).all()) {
-        if (options.embedderId !== undefined && row.embedderId !== options.embedderId) continue;
-        const centroid = blobToVector(row.centroid);
-        if (centroid) centroids.set(row.id, centroid);
+      for (const [id, { centroid, embedderId }] of clusterIndex()) {
+        if (options.embedderId !== undefined && embedderId !== options.embedderId) continue;
+        if (centroid) centroids.set(id, centroid);
       }
-      const items = db
-        .select()
-        .from(autopaths)
-        .where(eq(autopaths.status, 'champion'))
+      const anti = antiInForce();
+      const items = statements.champions
         .all()
-        .filter((row) => centroids.has(row.clusterId) && !store.isAnti(row.intentHash, row.planHash))
+        .filter((row) => centroids.has(row.clusterId) && !anti.has(`${row.intentHash}|${row.planHash}`))
         .map((row) => ({ id: row.id, label: row.id, vector: centroids.get(row.clusterId)! }));
       return labelSimilaritiesOf(items, vector, options);
     },
     /** The champions in force (anti-autopaths left out), of `embedderId`'s clusters when given. */
     champions(embedderId?: string): AutopathEntry[] {
-      const inSpace = new Set(
-        db
-          .select()
-          .from(clusters)
-          .all()
-          .filter((row) => embedderId === undefined || row.embedderId === embedderId)
-          .map((row) => row.id),
-      );
-      return db
-        .select()
-        .from(autopaths)
-        .where(eq(autopaths.status, 'champion'))
+      const index = clusterIndex();
+      const anti = antiInForce();
+      return statements.champions
         .all()
-        .filter((row) => inSpace.has(row.clusterId) && !store.isAnti(row.intentHash, row.planHash))
+        .filter((row) => {
+          const cluster = index.get(row.clusterId);
+          if (!cluster || (embedderId !== undefined && cluster.embedderId !== embedderId)) return false;
+          return !anti.has(`${row.intentHash}|${row.planHash}`);
+        })
         .map(toEntry)
         .filter((entry): entry is AutopathEntry => entry !== undefined);
     },
@@ -543,23 +642,19 @@ export function createAutopathStore(
       outcome: 'success' | 'failure';
       errorClass?: string;
     }): number {
-      const result = db
-        .insert(observations)
-        .values({
-          ts: clock().toISOString(),
-          turnId: input.turnId,
-          request: input.request,
-          intentHash: input.intentHash ?? null,
-          planHash: input.planHash ?? null,
-          plan: input.plan === undefined ? null : JSON.stringify(input.plan),
-          layer: input.layer,
-          latencyMs: input.latencyMs,
-          vector: input.vector ? vectorToBlob(input.vector) : null,
-          outcome: input.outcome,
-          errorClass: input.errorClass ?? null,
-          feedback: null,
-        })
-        .run();
+      const result = statements.observe.run({
+        ts: clock().toISOString(),
+        turnId: input.turnId,
+        request: input.request,
+        intentHash: input.intentHash ?? null,
+        planHash: input.planHash ?? null,
+        plan: input.plan === undefined ? null : JSON.stringify(input.plan),
+        layer: input.layer,
+        latencyMs: input.latencyMs,
+        vector: input.vector ? vectorToBlob(input.vector) : null,
+        outcome: input.outcome,
+        errorClass: input.errorClass ?? null,
+      });
       return Number(result.lastInsertRowid);
     },
     /**

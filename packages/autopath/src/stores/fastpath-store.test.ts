@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHashingEmbedder } from '../hashing-embedder.ts';
 import { labelSimilaritiesOf } from '../label-similarities.ts';
@@ -18,6 +21,35 @@ const plan = (name: string) => ({
 });
 
 describe('the fast-path store', () => {
+  it('keeps its in-memory copy as the file has it through save and markUsed', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'metnos-fastpath-')), 'fastpaths.sqlite');
+    const store = createFastpathStore({ path });
+    const first = store.save({
+      fingerprint: 'f1',
+      request: 'read a.md',
+      ...plan('head'),
+      vector: unit(1, 0),
+    });
+    expect(store.list().map((entry) => entry.id)).toEqual([first.id]);
+    const second = store.save({
+      fingerprint: 'f2',
+      request: 'read b.md',
+      ...plan('tail'),
+      vector: unit(0, 1),
+    });
+    store.markUsed(first.id);
+    store.markUsed(first.id);
+    store.save({ fingerprint: 'f2', request: 'read b.md again', ...plan('tail'), vector: unit(0, 1) });
+    const fresh = createFastpathStore({ path });
+    expect(store.list()).toEqual(fresh.list());
+    expect(store.get(first.id)).toMatchObject({ uses: 2 });
+    expect(store.get(second.id)).toMatchObject({ request: 'read b.md again' });
+    expect(store.labelSimilarities(unit(1, 0))[0]?.nearestId).toBe(first.id);
+    store.markUsed('gone');
+    fresh.close();
+    store.close();
+  });
+
   it('keeps what a plan was learned with: intent, plan hash, qualifiers, pinned slots, embedder', () => {
     const store = createFastpathStore({ path: ':memory:' });
     const saved = store.save({

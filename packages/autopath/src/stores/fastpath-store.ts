@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { type LabelledVector, labelSimilaritiesOf } from '../label-similarities.ts';
 import type { LabelSimilarity, ScanOptions } from '../vector-index.ts';
@@ -113,12 +113,33 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
   let cache: FastpathEntry[] | undefined;
   const entries = () => (cache ??= readable(db.select().from(fastpaths).all()));
   const calibrations = calibrationsOf(db, 'fastpath', clock);
+  /** What every memory-served turn runs, prepared once (building a query costs more than running it). */
+  const statements = {
+    byFingerprint: db
+      .select()
+      .from(fastpaths)
+      .where(eq(fastpaths.fingerprint, sql.placeholder('fingerprint')))
+      .prepare(),
+    used: db
+      .update(fastpaths)
+      .set({ uses: sql`${fastpaths.uses} + 1`, lastUsedAt: sql`${sql.placeholder('now')}` })
+      .where(eq(fastpaths.id, sql.placeholder('id')))
+      .prepare(),
+  };
+  /** Puts one entry as now stored into the in-memory copy, if there is one, instead of reading them all again. */
+  const refresh = (entry: FastpathEntry | undefined, id: string) => {
+    if (!cache) return;
+    const position = cache.findIndex((cached) => cached.id === id);
+    if (entry && position >= 0) cache[position] = entry;
+    else if (entry) cache.push(entry);
+    else if (position >= 0) cache.splice(position, 1);
+  };
 
   return {
     /** Saves (or refreshes) the plan for a fingerprint. */
     save(input: FastpathInput): FastpathEntry {
       const now = clock().toISOString();
-      const existing = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get();
+      const existing = statements.byFingerprint.get({ fingerprint: input.fingerprint });
       const values = {
         request: input.request,
         template: JSON.stringify(input.template),
@@ -143,11 +164,13 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
             ...values,
           })
           .run();
-      cache = undefined;
-      return toEntry(db.select().from(fastpaths).where(eq(fastpaths.fingerprint, input.fingerprint)).get()!)!;
+      const row = statements.byFingerprint.get({ fingerprint: input.fingerprint })!;
+      const saved = toEntry(row)!;
+      refresh(saved, row.id);
+      return saved;
     },
     byFingerprint(fingerprint: string): FastpathEntry | undefined {
-      const row = db.select().from(fastpaths).where(eq(fastpaths.fingerprint, fingerprint)).get();
+      const row = statements.byFingerprint.get({ fingerprint });
       return row ? toEntry(row) : undefined;
     },
     /** The `k` most similar entries to a (normalised) vector, best first. */
@@ -206,13 +229,11 @@ export function createFastpathStore(location: StoreLocation & { clock?: () => Da
     /** The recognizer's calibrations, one per embedder id, kept in this file. */
     calibrations,
     markUsed(id: string): void {
-      const row = db.select().from(fastpaths).where(eq(fastpaths.id, id)).get();
-      if (!row) return;
-      db.update(fastpaths)
-        .set({ uses: row.uses + 1, lastUsedAt: clock().toISOString() })
-        .where(eq(fastpaths.id, id))
-        .run();
-      cache = undefined;
+      const now = clock().toISOString();
+      if (statements.used.run({ id, now }).changes === 0) return;
+      const cached = cache?.find((entry) => entry.id === id);
+      if (cached) refresh({ ...cached, uses: cached.uses + 1, lastUsedAt: now }, id);
+      else cache = undefined;
     },
     /** Removes an entry by hand. */
     remove(id: string): boolean {
