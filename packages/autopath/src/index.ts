@@ -21,9 +21,11 @@ export { type LabelledVector, labelSimilaritiesOf } from './label-similarities.t
 export { createOnnxEmbedder, type OnnxEmbedderSettings } from './onnx-embedder.ts';
 export {
   type CalibrationExample,
+  type CalibrationOptions,
   type CalibrationPoint,
   type CalibrationReport,
   type CalibrationTargets,
+  confidentErrors,
   createRecognizer,
   type DecisionRule,
   evaluateRule,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VectorIndexError } from './errors.ts';
 import { createHashingEmbedder } from './hashing-embedder.ts';
-import { type CalibrationPoint, createRecognizer, fitDecisionRule } from './recognizer.ts';
+import { type CalibrationPoint, confidentErrors, createRecognizer, fitDecisionRule } from './recognizer.ts';
 import { createVectorIndex } from './vector-index.ts';
 
 const stored = [
@@ -103,6 +103,49 @@ describe('createRecognizer', () => {
     expect((await recognizer.recognize('play football with me tomorrow')).kind).toBe('miss');
   });
 
+  it('scores each example without the ids the caller leaves out for it, as serving would', async () => {
+    const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
+    await index.add(stored);
+    const alarms = new Set(
+      index
+        .entries()
+        .filter((entry) => entry.label === 'alarm')
+        .map((entry) => entry.id),
+    );
+    const examples = [
+      { text: 'set an alarm for 6 am', label: 'alarm' },
+      { text: 'wake me up at seven', label: 'alarm' },
+    ];
+    const targets = { wrongReuse: 1, falseHits: 1, safety: 1, minimumExamples: 0 };
+    const seen: string[] = [];
+    const withoutAlarms = await createRecognizer({ index }).calibrate(examples, targets, {
+      exclude: (example) => {
+        seen.push(example.text);
+        return alarms;
+      },
+    });
+    expect(seen).toEqual(examples.map((example) => example.text));
+    // with every alarm left out, an alarm request can only be served wrong
+    expect(withoutAlarms).toMatchObject({ correctReuse: 0, feasible: false });
+    const open = await createRecognizer({ index }).calibrate(examples, targets);
+    expect(open).toMatchObject({ correctReuse: 1, wrongReuse: 0, feasible: true });
+  });
+
+  it('treats examples too few to show the target with confidence as too few to loosen the starting rule', async () => {
+    const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
+    await index.add(stored);
+    const examples = [...stored, ...heldOut, ...outOfScope];
+    const start = { threshold: 0.7, margin: 0.1 };
+    const plain = createRecognizer({ index, rule: start });
+    await plain.calibrate(examples, { safety: 1, minimumExamples: 0 });
+    expect(plain.rule.threshold).toBeLessThan(0.7);
+    const confident = createRecognizer({ index, rule: start });
+    const report = await confident.calibrate(examples, { safety: 1, minimumExamples: 0, confidence: 0.95 });
+    expect(report.bounded).toBe(true);
+    expect(confident.rule.threshold).toBeGreaterThanOrEqual(0.7);
+    expect(confident.rule.margin).toBeGreaterThanOrEqual(0.1);
+  });
+
   it('misses on an empty store and refuses to calibrate without entries', async () => {
     const index = await createVectorIndex({ path: ':memory:' }, createHashingEmbedder());
     const recognizer = createRecognizer({ index });
@@ -152,6 +195,41 @@ describe('fitDecisionRule', () => {
     expect(report.correctReuse).toBeCloseTo(2 / 3, 9);
     expect(report.rule.margin).toBeGreaterThan(0.05);
     expect(report.rule.threshold).toBeLessThanOrEqual(0.7);
+  });
+
+  it('with a confidence, allows only the errors a true rate at the target would rarely show', () => {
+    expect(confidentErrors(200, 0.01, 0.95)).toBe(-1);
+    expect(confidentErrors(300, 0.01, 0.95)).toBe(0);
+    const allowed = confidentErrors(2000, 0.01, 0.95);
+    expect(allowed).toBeGreaterThan(5);
+    expect(allowed).toBeLessThan(20);
+    // the binomial tail at `allowed` is within 5%, one more error is not
+    const tail = (errors: number) => {
+      let probability = 0.99 ** 2000;
+      let sum = probability;
+      for (let k = 0; k < errors; k++) {
+        probability *= ((2000 - k) / (k + 1)) * (0.01 / 0.99);
+        sum += probability;
+      }
+      return sum;
+    };
+    expect(tail(allowed)).toBeLessThanOrEqual(0.05);
+    expect(tail(allowed + 1)).toBeGreaterThan(0.05);
+
+    // 400 examples: one wrong point above the rest is affordable at half of 1%, not at 95% confidence
+    const points = [
+      point('a', ['b', 0.95], ['a', 0.1]),
+      ...Array.from({ length: 399 }, (_, index) => point('a', ['a', 0.9 - index / 1000], ['b', 0.1])),
+    ];
+    const loose = fitDecisionRule(points, { safety: 0.5 });
+    expect(loose.wrongReuse).toBeCloseTo(1 / 400, 9);
+    expect(loose.correctReuse).toBeCloseTo(399 / 400, 9);
+    const confident = fitDecisionRule(points, { safety: 0.5, confidence: 0.95 });
+    expect(confident.wrongReuse).toBe(0);
+    expect(confident.rule.threshold).toBeGreaterThan(0.95);
+    // 250 examples cannot show 1% at 95%: no rule at all
+    expect(fitDecisionRule(points.slice(1, 251), { confidence: 0.95 }).feasible).toBe(false);
+    expect(fitDecisionRule(points.slice(1, 251), {}).feasible).toBe(true);
   });
 
   it('serves nothing when no rule meets the targets', () => {

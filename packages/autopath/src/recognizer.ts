@@ -58,6 +58,41 @@ export interface CalibrationTargets {
    * Default 200.
    */
   minimumExamples?: number;
+  /**
+   * When set (say 0.95), a rule may also show no more wrong reuses on the
+   * examples than a true rate at the `wrongReuse` target would give with
+   * probability `1 - confidence` (a one-sided binomial test): on few
+   * examples no error at all, and below about 300 (for 1% at 0.95) no rule,
+   * since nothing that small can show the target. `calibrate` then treats
+   * the examples as too few (see `minimumExamples`): the starting rule may
+   * tighten, not loosen. Out-of-scope hits keep the `safety` rule alone:
+   * their examples are the few requests that ended unserved, not a sample
+   * anyone drew.
+   */
+  confidence?: number;
+}
+
+/**
+ * The most errors `n` examples may show while a true error rate of `rate`
+ * would give that few with probability at most `1 - confidence`; -1 when
+ * even none would not (then no rule can show the rate).
+ *
+ * @example
+ * confidentErrors(300, 0.01, 0.95); // 0 (0.99^300 ≈ 0.049)
+ * confidentErrors(200, 0.01, 0.95); // -1
+ */
+export function confidentErrors(n: number, rate: number, confidence: number): number {
+  const alpha = 1 - confidence;
+  if (rate >= 1) return n;
+  let probability = (1 - rate) ** n;
+  let cumulative = probability;
+  if (cumulative > alpha) return -1;
+  for (let errors = 0; errors < n; errors++) {
+    probability *= ((n - errors) / (errors + 1)) * (rate / (1 - rate));
+    if (cumulative + probability > alpha) return errors;
+    cumulative += probability;
+  }
+  return n;
 }
 
 /** What a calibration chose and what it expects, measured on the examples it was given. */
@@ -94,6 +129,17 @@ export interface RecognizerSettings {
   calibrated?: DecisionRule;
 }
 
+/** Options of {@link Recognizer.calibrate}. */
+export interface CalibrationOptions<Example extends CalibrationExample = CalibrationExample> {
+  /**
+   * The stored ids an example may not be served from: what the caller leaves
+   * out at serving time (`recognizeVector(vector, { excludeIds })`) for such a
+   * request, so the fit sees the competition the request will really meet.
+   * Called once per example; its own stored copy is left out besides.
+   */
+  exclude?: (example: Example) => ReadonlySet<string> | undefined;
+}
+
 /** Decides serve-or-miss for a request against the labelled requests of a vector index. */
 export interface Recognizer {
   readonly rule: DecisionRule;
@@ -101,9 +147,14 @@ export interface Recognizer {
   recognizeVector(vector: Float32Array, options?: ScanOptions): Recognition;
   /**
    * Fits the rule on examples (training data only). An example whose text is
-   * stored in the index is scored without its own copy (leave-one-out).
+   * stored in the index is scored without its own copy (leave-one-out), and
+   * without the ids `options.exclude` names for it.
    */
-  calibrate(examples: CalibrationExample[], targets?: CalibrationTargets): Promise<CalibrationReport>;
+  calibrate<Example extends CalibrationExample>(
+    examples: Example[],
+    targets?: CalibrationTargets,
+    options?: CalibrationOptions<Example>,
+  ): Promise<CalibrationReport>;
 }
 
 /** The few best labels of one example, enough to rank labels under any mix. */
@@ -164,7 +215,12 @@ export function fitDecisionRule(
   const falseTarget = (targets.falseHits ?? 0.01) * safety;
   const inScope = points.filter((point) => point.truth !== null).length;
   const outOfScope = points.length - inScope;
-  const allowedWrong = Math.floor(wrongTarget * inScope + 1e-9);
+  const allowedWrong = Math.min(
+    Math.floor(wrongTarget * inScope + 1e-9),
+    targets.confidence === undefined
+      ? Number.POSITIVE_INFINITY
+      : confidentErrors(inScope, targets.wrongReuse ?? 0.01, targets.confidence),
+  );
   const allowedFalse = Math.floor(falseTarget * outOfScope + 1e-9);
   let best = {
     rule: { threshold: Number.POSITIVE_INFINITY, margin: MARGIN_MAX, mix: 0.5 },
@@ -291,7 +347,7 @@ export function createRecognizer(settings: RecognizerSettings): Recognizer {
       return recognizeVector(vector!);
     },
     recognizeVector,
-    async calibrate(examples, targets) {
+    async calibrate(examples, targets, options = {}) {
       if (index.size === 0)
         throw new VectorIndexError({ code: 'not_calibrated', message: 'calibrate needs stored entries' });
       const idsByText = new Map<string, Set<string>>();
@@ -301,21 +357,27 @@ export function createRecognizer(settings: RecognizerSettings): Recognizer {
         ids.add(entry.id);
       }
       const vectors = await index.embed(examples.map((example) => example.text));
-      const points = examples.map((example, position) => ({
-        truth: example.label,
-        candidates: candidatesOf(
-          index.labelSimilarities(vectors[position]!, { excludeIds: idsByText.get(example.text) }),
-        ),
-      }));
+      const points = examples.map((example, position) => {
+        const own = idsByText.get(example.text);
+        const excluded = options.exclude?.(example);
+        const excludeIds = own && excluded ? new Set([...excluded, ...own]) : (excluded ?? own);
+        return {
+          truth: example.label,
+          candidates: candidatesOf(index.labelSimilarities(vectors[position]!, { excludeIds })),
+        };
+      });
       const fitted = fitDecisionRule(points, targets);
-      if (examples.length >= (targets?.minimumExamples ?? 200)) {
+      const unproven = targets?.confidence !== undefined && !fitted.feasible;
+      if (examples.length >= (targets?.minimumExamples ?? 200) && !unproven) {
         rule = fitted.rule;
         return fitted;
       }
+      // Too few examples to trust a looser rule: the fit may tighten the starting rule, never loosen it.
+      const floor = unproven ? fitDecisionRule(points, { ...targets, confidence: undefined }) : fitted;
       rule = {
-        threshold: Math.max(fitted.rule.threshold, start.threshold),
-        margin: Math.max(fitted.rule.margin, start.margin),
-        mix: fitted.feasible ? fitted.rule.mix : start.mix,
+        threshold: Math.max(floor.rule.threshold, start.threshold),
+        margin: Math.max(floor.rule.margin, start.margin),
+        mix: floor.feasible ? floor.rule.mix : start.mix,
       };
       return { ...evaluateRule(points, rule), bounded: true };
     },
