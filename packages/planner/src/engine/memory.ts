@@ -81,7 +81,8 @@ async function countSuccess(turn: TurnContext, entry: Omit<RememberedPlan, 'id'>
 /**
  * Remembers a plan the Proposer made and that ran: an L0 shortcut for this
  * request's fingerprint and a success in L1, both keyed on the intent, the
- * request's qualifiers and the slots the template does not bind.
+ * request's qualifiers and the slots the template does not bind. A store
+ * that has grown by a quarter since its rule was fitted is fitted again.
  */
 export async function learnPlan(turn: TurnContext, plan: Plan, intent: Intent): Promise<string> {
   const { template, slots } = templatize(plan, turn.request);
@@ -112,6 +113,8 @@ export async function learnPlan(turn: TurnContext, plan: Plan, intent: Intent): 
     qualifiers: turn.key.qualifiers,
     pinned,
   });
+  // a memory that grew by a quarter is fitted again now, not at the next daily maintenance
+  await turn.parts.recognition.refitIfGrown().catch(() => undefined);
   return hash;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extractIntent, intentFromRules } from './intent.ts';
 import { extractQualifiers } from './qualifiers.ts';
-import { canReuse, describeRequest, pinnedSlots } from './request-key.ts';
+import { canReuse, describeRequest, pinnedSlots, type RememberedShape, reuseFilter } from './request-key.ts';
 
 describe('extractQualifiers', () => {
   it.each([
@@ -24,6 +24,15 @@ describe('extractQualifiers', () => {
     ['list the files larger than 10 MB', ['comparison:more']],
     ['show the mail from anna or marco', ['from:anna', 'logic:any']],
     ['I want to read the diary', []],
+    ['i need to know my balance', []],
+    ['how to transfer my 401k', []],
+    ['i need you to increase your speaker volume', []],
+    ['do i have enough fuel to take me home', []],
+    ['you ought to be landing soon', []],
+    ['how do i get to the station', ['to:station']],
+    ['i want to send the report to anna', ['to:anna']],
+    ['move the meeting to friday', ['to:friday', 'weekday:friday']],
+    ['call an uber to mark', ['to:mark']],
     ['read notes/diary.md', []],
   ])('%s → %j', (request, expected) => {
     expect(extractQualifiers(request)).toEqual(expected);
@@ -109,5 +118,33 @@ describe('canReuse', () => {
     const legacy = { qualifiers: undefined, slots: ['path_1'], pinned: {} };
     expect(canReuse(legacy, describeRequest('read a.md'), 'exact')).toEqual({ ok: true });
     expect(canReuse(legacy, describeRequest('read a.md'), 'meaning')).toMatchObject({ ok: false });
+  });
+});
+
+describe('reuseFilter', () => {
+  it('names, for each request, exactly the plans canReuse refuses it', () => {
+    const entries: Array<RememberedShape & { id: string }> = [
+      { id: 'head-a', qualifiers: ['position:first'], slots: ['path_1'], pinned: {} },
+      { id: 'head-b', qualifiers: ['position:first'], slots: ['path_1'], pinned: {} },
+      { id: 'tail', qualifiers: ['position:last'], slots: ['path_1'], pinned: {} },
+      { id: 'five', qualifiers: [], slots: [], pinned: { number_1: '5' } },
+      { id: 'legacy', qualifiers: undefined, slots: ['path_1'], pinned: {} },
+    ];
+    const excluded = reuseFilter(entries);
+    for (const request of [
+      'read the first lines of a.md',
+      'read the last lines of b.md',
+      'remind me in 5 minutes',
+      'remind me in 10 minutes',
+    ]) {
+      const key = describeRequest(request);
+      const refused = entries.filter((entry) => !canReuse(entry, key, 'meaning').ok).map((entry) => entry.id);
+      expect([...excluded(key)].sort()).toEqual(refused.sort());
+    }
+    expect([...excluded(describeRequest('read the first lines of a.md'))].sort()).toEqual([
+      'five',
+      'legacy',
+      'tail',
+    ]);
   });
 });

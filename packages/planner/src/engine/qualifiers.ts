@@ -227,6 +227,39 @@ const FILLERS = new Set(
 
 const VERB_WORDS = new Set(Object.values(INTENT_VERBS).flat());
 
+/**
+ * Words after which "to" marks an infinitive ("I need to know", "how to
+ * transfer", "you ought to be"), not where something goes.
+ */
+const INFINITIVE_AFTER = new Set(
+  'want wants wanted need needs needed like likes love prefer how what where whether going have has had able unable try trying tried wish hope plan planning ought supposed used allowed decide forget remember learn begin continue afraid'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Common English verbs in their base form: "to" before one of them is an
+ * infinitive ("I want you to increase the volume", "enough fuel to take me
+ * home"), never a recipient or a destination. Words that are also frequent
+ * names or places ("mark", "bill", "work", "school", "home") are left out,
+ * so "to mark" and "to work" still point somewhere.
+ */
+const INFINITIVE_VERBS = new Set(
+  'be do make take see go get say give tell ask use pay buy book cancel check increase decrease raise lower change schedule wait travel transfer improve learn stop try keep help put turn play hear watch eat cook reserve remind remember understand speak talk visit meet leave stay sleep wake fix repair replace apply remove delete update upgrade fill finish begin become feel think let bring drive fly walk sell spend borrow lend rent share hire quit join win lose earn afford avoid prevent handle contact confirm report block freeze unlock lock activate reset install upload print translate pronounce spell describe explain calculate measure prepare clean wash call know set start'.split(
+    ' ',
+  ),
+);
+
+/** Is the "to" at `index` an infinitive marker rather than a direction? */
+function infinitive(tokens: readonly string[], index: number): boolean {
+  const before = tokens[index - 1];
+  const after = tokens[index + 1];
+  return (
+    (before !== undefined && INFINITIVE_AFTER.has(before)) ||
+    (after !== undefined && INFINITIVE_VERBS.has(after))
+  );
+}
+
 const PHRASES: Array<{ words: string[]; qualifier: string }> = Object.entries(QUALIFIER_WORDS)
   .flatMap(([group, values]) =>
     Object.entries(values).flatMap(([value, words]) =>
@@ -260,7 +293,8 @@ export function qualifierTokens(request: string): string[] {
  * {@link QUALIFIER_WORDS} it says (`position:first`, `day:tomorrow`,
  * `polarity:not`, `number:3` for "three"…) and where its "to" and "from"
  * point (`to:anna`, `from:path_1` — a slot stands by its name, so "from
- * a.md to b.md" and "to a.md from b.md" differ). Sorted, without repeats. A
+ * a.md to b.md" and "to a.md from b.md" differ; "to" before a verb is an
+ * infinitive and points nowhere). Sorted, without repeats. A
  * remembered plan is keyed on them: a request whose qualifiers differ never
  * reuses it.
  *
@@ -282,6 +316,7 @@ export function extractQualifiers(request: string): string[] {
     }
     const direction = DIRECTIONS[tokens[index]!];
     if (!direction) continue;
+    if (tokens[index] === 'to' && infinitive(tokens, index)) continue;
     let target = index + 1;
     while (target < tokens.length && FILLERS.has(tokens[target]!)) target++;
     const word = tokens[target];

@@ -91,3 +91,30 @@ export function pinnedSlots(templateSlots: readonly string[], key: RequestKey): 
     key.slots.filter((slot) => !templateSlots.includes(slot.name)).map((slot) => [slot.name, slot.value]),
   );
 }
+
+/**
+ * For many requests against one set of remembered plans (a calibration): the
+ * ids each request may not reuse by meaning, by {@link canReuse}. Plans of
+ * one shape (qualifiers, slots, pinned values) are judged once per request.
+ *
+ * @example
+ * const excluded = reuseFilter(fastpath.list());
+ * excluded(describeRequest('read the first 3 lines of a.md')); // ids of plans learned for other qualifiers or slots
+ */
+export function reuseFilter(
+  entries: ReadonlyArray<RememberedShape & { id: string }>,
+): (key: RequestKey) => Set<string> {
+  const shapes = new Map<string, { shape: RememberedShape; ids: string[] }>();
+  for (const entry of entries) {
+    const signature = JSON.stringify([entry.qualifiers ?? null, [...entry.slots].sort(), entry.pinned]);
+    const group = shapes.get(signature) ?? { shape: entry, ids: [] };
+    shapes.set(signature, group);
+    group.ids.push(entry.id);
+  }
+  return (key) => {
+    const excluded = new Set<string>();
+    for (const { shape, ids } of shapes.values())
+      if (!canReuse(shape, key, 'meaning').ok) for (const id of ids) excluded.add(id);
+    return excluded;
+  };
+}
