@@ -29,7 +29,8 @@
  *
  * Options: --seed 20260101 --turns 500 --zipf 1 --shots 10,20,50
  *   --queries-per-intent 20 (learning-curve queries per intent; 0 = all held out)
- *   --wrong-target 0.01 --served-target 0.7
+ *   --wrong-target 0.01 --served-target 0.7 --skip curve|workload
+ *   --explain (print every wrong reuse with the stored request that served it)
  *
  * Data: CLINC150, Larson et al. 2019 (github.com/clinc/oos-eval), CC BY 3.0
  * (the LICENSE file beside the data). Read from --data, never copied here.
@@ -50,12 +51,14 @@ import {
   type ChatModel,
   createEngine,
   createGapLog,
+  describeRequest,
   ENGINE_LAYERS,
   type EngineResult,
   type EngineSettings,
   extractSlots,
   finishTurn,
   type Layer,
+  normalizeRequest,
 } from '../src/index.ts';
 import { createScriptedModel, type RecordedChatRequest, type ScriptStep } from '../src/test/index.ts';
 
@@ -73,6 +76,7 @@ const { values } = parseArgs({
     'wrong-target': { type: 'string', default: '0.01' },
     'served-target': { type: 'string', default: '0.7' },
     skip: { type: 'string', default: '' },
+    explain: { type: 'boolean', default: false },
   },
 });
 const seed = Number(values.seed);
@@ -252,6 +256,30 @@ async function openEngine(dir: string, overrides: Partial<EngineSettings> = {}, 
   return { engine, stores, close };
 }
 
+/** Prints a wrong reuse: the request, its intent, what served it and the nearest stored request of that plan. */
+async function explain(
+  request: string,
+  intent: string | undefined,
+  result: EngineResult,
+  stored: Array<{ request: string; template: unknown }>,
+): Promise<void> {
+  const served = servedIntent(result);
+  const embedder = createDefaultEmbedder();
+  const [query] = await embedder.embed([normalizeRequest(request)]);
+  let nearest = { request: '', score: -1 };
+  for (const entry of stored) {
+    if (!JSON.stringify(entry.template).includes(`"${executorOf(served ?? '')}"`)) continue;
+    const [vector] = await embedder.embed([normalizeRequest(entry.request)]);
+    let score = 0;
+    for (let index = 0; index < query!.length; index++) score += query![index]! * vector![index]!;
+    if (score > nearest.score) nearest = { request: entry.request, score };
+  }
+  const key = (text: string) => `[${describeRequest(text).qualifiers.join(' ')}]`;
+  console.log(
+    `    wrong: "${request}" ${key(request)} (${intent ?? 'oos'}) served by ${result.layer} with ${served}; nearest of that plan ${nearest.score.toFixed(3)}: "${nearest.request}" ${key(nearest.request)}`,
+  );
+}
+
 /** Which intent a turn's answer served, when memory served it. */
 function servedIntent(result: EngineResult): string | undefined {
   const step = result.plan?.steps[0];
@@ -353,6 +381,8 @@ if (!skip.has('curve')) {
       if (query.intent === undefined) oosServed++;
       else if (servedIntent(result) === query.intent) correct++;
       else wrong++;
+      if (values.explain && servedIntent(result) !== query.intent)
+        await explain(query.text, query.intent, result, stores.fastpath.list());
     }
     const queryMs = (performance.now() - queryStarted) / (queries.length + oosQueries.length);
     const rule = (space: 'fastpath' | 'autopath') => {
@@ -410,7 +440,7 @@ if (!skip.has('workload')) {
   });
 
   const dir = await mkdtemp(join(tmpdir(), 'metnos-learning-workload-'));
-  const { engine, close } = await openEngine(dir);
+  const { engine, stores, close } = await openEngine(dir);
   const records: TurnRecord[] = [];
   const workloadStarted = performance.now();
   for (const { text, intent, kind } of workload) {
@@ -427,8 +457,18 @@ if (!skip.has('workload')) {
       wrong: served && servedIntent(result) !== intent,
       latencyMs: result.latencyMs,
     });
+    if (values.explain && served && servedIntent(result) !== intent)
+      await explain(text, intent, result, stores.fastpath.list());
   }
   const workloadSeconds = (performance.now() - workloadStarted) / 1000;
+  const embedderId = createDefaultEmbedder().id;
+  const rules = (['fastpath', 'autopath'] as const).map((space) => {
+    const stored = stores[space].calibrations.get(embedderId);
+    return stored
+      ? `${space === 'fastpath' ? 'L0' : 'L1'} ${stored.rule.threshold.toFixed(3)}/${stored.rule.margin.toFixed(4)}/${stored.rule.mix} (${stored.examples} examples${stored.bounded ? ', bounded by the starting rule' : ''})`
+      : `${space === 'fastpath' ? 'L0' : 'L1'} the starting rule (never calibrated)`;
+  });
+  const remembered = stores.fastpath.list().length;
   close();
   await rm(dir, { recursive: true, force: true });
 
@@ -482,6 +522,9 @@ if (!skip.has('workload')) {
   for (const record of records) layers.set(record.layer, (layers.get(record.layer) ?? 0) + 1);
   console.log(
     `\n    layers: ${[...layers].map(([layer, n]) => `${layer} ${n}`).join(', ')}; Proposer calls ${records.reduce((sum, record) => sum + record.proposerCalls, 0)}, intent-extractor calls ${records.reduce((sum, record) => sum + record.intentCalls, 0)} (answered by rule after the scripted fast tier's prose)`,
+  );
+  console.log(
+    `    memory at the end: ${remembered} L0 shortcuts; rules in force (threshold/margin/mix): ${rules.join('; ')}`,
   );
   const latencies = records.map((record) => record.latencyMs).sort((a, b) => a - b);
   console.log(
