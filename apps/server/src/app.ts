@@ -1,0 +1,174 @@
+import type { EngineResult, FeedbackKind, FeedbackOutcome } from '@metnos/planner';
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { bearerMatches } from './token.ts';
+
+/** The part of the engine the server drives. */
+export interface ServerEngine {
+  runTurn(request: string, options?: { signal?: AbortSignal }): Promise<EngineResult>;
+  feedback(turnId: string, kind: FeedbackKind): Promise<FeedbackOutcome>;
+}
+
+/** Settings of {@link createApp}. */
+export interface AppSettings {
+  /** The bearer token every route asks for. */
+  token: string;
+  engine: ServerEngine;
+  /** Turns at once; more wait in line (default 4). */
+  maxConcurrentTurns?: number;
+}
+
+/** A request body the API refuses: the field and why. */
+const turnBody = z.object({ request: z.string().trim().min(1).max(8000) }).strict();
+const feedbackBody = z.object({ kind: z.enum(['up', 'down', 'retry']) }).strict();
+const TURN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** What a turn reports to a client: the engine's result without machine records. */
+export function publicTurn(result: EngineResult) {
+  return {
+    turnId: result.turnId,
+    layer: result.layer,
+    finalKind: result.finalKind,
+    finalMessage: result.finalMessage,
+    modelCalls: result.modelCalls,
+    latencyMs: Math.round(result.latencyMs),
+    asOf: result.asOf,
+    passes: result.passes ?? [],
+    advisories: result.advisories ?? [],
+    steps: result.steps.map((step) => ({
+      number: step.number,
+      tool: step.tool,
+      ok: step.result.ok,
+      ...(step.result.ok ? {} : { errorClass: step.result.error.class }),
+      durationMs: Math.round(step.durationMs),
+    })),
+    ...(result.pending
+      ? {
+          pending: {
+            approvalId: result.pending.approvalId,
+            tool: result.pending.tool,
+            step: result.pending.step,
+          },
+        }
+      : {}),
+    ...(result.termination ? { termination: { cause: result.termination.cause } } : {}),
+  };
+}
+
+/** A small line: at most `size` turns run at once, the rest wait their turn. */
+function createLimiter(size: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= size) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+async function readJson(
+  request: Request,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  const text = await request.text();
+  if (text.length > 64 * 1024) return { ok: false, error: 'the body is larger than 64 KiB' };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false, error: 'the body is not JSON' };
+  }
+}
+
+/**
+ * The server's HTTP API as a Hono app: every route but none asks for the
+ * bearer token; turns run through the engine at most `maxConcurrentTurns`
+ * at once, and `inFlight()` tells a graceful shutdown what it must wait for.
+ *
+ * - `GET /api/health`
+ * - `POST /api/turns` `{ request }` → the turn as JSON; with `Accept: text/event-stream`
+ *   the same as server-sent events (`started`, then `answer`)
+ * - `POST /api/turns/:id/feedback` `{ kind: up | down | retry }` → what the engine's one feedback path did
+ *
+ * @example
+ * const app = createApp({ token, engine });
+ * serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 8787 });
+ */
+export function createApp(settings: AppSettings) {
+  const app = new Hono();
+  const limit = createLimiter(settings.maxConcurrentTurns ?? 4);
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    running.add(promise);
+    promise.finally(() => running.delete(promise)).catch(() => undefined);
+    return promise;
+  };
+
+  app.use('*', async (c, next) => {
+    if (!bearerMatches(c.req.header('authorization'), settings.token))
+      return c.json({ error: 'unauthorized', message: 'this server needs its bearer token' }, 401);
+    await next();
+  });
+  app.onError((error, c) => {
+    // a mistake of the server's, never a stack trace for the client
+    console.error(`metnos server: ${error instanceof Error ? error.message : String(error)}`);
+    return c.json({ error: 'internal', message: 'the server could not finish this request' }, 500);
+  });
+  app.notFound((c) => c.json({ error: 'not_found', message: `no route ${c.req.method} ${c.req.path}` }, 404));
+
+  app.get('/api/health', (c) => c.json({ ok: true, turnsInFlight: running.size }));
+
+  app.post('/api/turns', async (c) => {
+    const body = await readJson(c.req.raw);
+    const parsed = body.ok ? turnBody.safeParse(body.value) : undefined;
+    if (!body.ok || !parsed?.success)
+      return c.json(
+        { error: 'invalid', message: body.ok ? 'send { "request": "<text>" }' : body.error },
+        400,
+      );
+    const request = parsed.data.request;
+    const turn = () => track(limit(() => settings.engine.runTurn(request)));
+    if (!(c.req.header('accept') ?? '').includes('text/event-stream'))
+      return c.json(publicTurn(await turn()));
+    return streamSSE(c, async (stream) => {
+      await stream.writeSSE({ event: 'started', data: JSON.stringify({ request }) });
+      const result = publicTurn(await turn());
+      for (const passed of result.passes)
+        await stream.writeSSE({ event: 'layer', data: JSON.stringify(passed) });
+      for (const step of result.steps) await stream.writeSSE({ event: 'step', data: JSON.stringify(step) });
+      if (result.pending) await stream.writeSSE({ event: 'approval', data: JSON.stringify(result.pending) });
+      await stream.writeSSE({ event: 'answer', data: JSON.stringify(result) });
+    });
+  });
+
+  app.post('/api/turns/:id/feedback', async (c) => {
+    const turnId = c.req.param('id');
+    if (!TURN_ID.test(turnId)) return c.json({ error: 'invalid', message: 'not a turn id' }, 400);
+    const body = await readJson(c.req.raw);
+    const parsed = body.ok ? feedbackBody.safeParse(body.value) : undefined;
+    if (!body.ok || !parsed?.success)
+      return c.json({ error: 'invalid', message: 'send { "kind": "up" | "down" | "retry" }' }, 400);
+    const outcome = await track(settings.engine.feedback(turnId, parsed.data.kind));
+    if (!outcome.recorded)
+      return c.json({ error: 'not_found', message: `memory has no turn ${turnId}` }, 404);
+    return c.json({
+      turnId,
+      kind: outcome.kind,
+      droppedShortcuts: outcome.droppedShortcuts.length,
+      anti: outcome.anti,
+      ...(outcome.retry ? { retried: publicTurn(outcome.retry) } : {}),
+    });
+  });
+
+  return {
+    app,
+    fetch: app.fetch,
+    /** Resolves when every turn and feedback under way has finished. */
+    drain: () => Promise.allSettled([...running]).then(() => undefined),
+    inFlight: () => running.size,
+  };
+}

@@ -1,0 +1,3 @@
+export { type AppSettings, createApp, publicTurn, type ServerEngine } from './app.ts';
+export { type ServeSettings, startServer } from './serve.ts';
+export { bearerMatches, ServerTokenError, serverToken, TOKEN_FILE } from './token.ts';
