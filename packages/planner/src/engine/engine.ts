@@ -11,6 +11,7 @@ import { terminatorLayer } from './layers/terminator-layer.ts';
 import { ageAndInvalidate, type MaintenanceReport, maintainMemory } from './maintenance.ts';
 import { createMemoryRecognition } from './recognition.ts';
 import { replayBundleOf } from './replay.ts';
+import { inSpan } from './telemetry.ts';
 import { createTurnContext, type EngineParts } from './turn-context.ts';
 import type { EngineResult, EngineSettings, TurnOptions } from './types.ts';
 
@@ -128,12 +129,27 @@ export function createEngine(settings: EngineSettings, layers: readonly Layer[] 
     async runTurn(request: string, options: TurnOptions = {}): Promise<EngineResult> {
       await upToDate();
       const turn = createTurnContext(parts, request, options);
-      const result = await dispatch(layers, turn);
-      // the bundle is a record: a sink that fails loses the bundle, never the answer
-      try {
-        settings.replay?.save(replayBundleOf(turn, result));
-      } catch {}
-      return result;
+      return inSpan(
+        'metnos.turn',
+        { 'metnos.turn.id': turn.turnId, 'metnos.turn.as_of': turn.asOf },
+        async (span) => {
+          try {
+            const result = await dispatch(layers, turn);
+            span.setAttributes({
+              'metnos.turn.layer': result.layer,
+              'metnos.turn.final_kind': result.finalKind,
+              'metnos.turn.steps': result.steps.length,
+            });
+            // the bundle is a record: a sink that fails loses the bundle, never the answer
+            try {
+              settings.replay?.save(replayBundleOf(turn, result));
+            } catch {}
+            return result;
+          } finally {
+            span.setAttribute('metnos.turn.model_calls', turn.modelCalls());
+          }
+        },
+      );
     },
     /**
      * Feedback on a turn, the one path for every caller (see

@@ -12,6 +12,7 @@ import { PlanReferenceError, resolvePlaceholders } from './references.ts';
 import { createRunMemory, type PinnedReader, type RunMemory, type RunMemoryEntry } from './run-memory.ts';
 import { invokeWithRetry, type PreparedCall, prepareCall, type StepRetry } from './step-call.ts';
 import { type Candidate, candidateMessage, draftCandidate, runVerifySteps } from './step-kinds.ts';
+import { errorClassOf, failSpan, openSpan } from './telemetry.ts';
 
 /** Recovery classes of seed 001: what kind of failure a step had. */
 export type RecoveryClass = 'wrong_tool' | 'wrong_args' | 'missing_input' | 'out_of_scope';
@@ -286,16 +287,42 @@ function runDecision(state: RunState, number: number): ExecutionOutcome | undefi
   return undefined;
 }
 
+type StepSpan = ReturnType<typeof openSpan>;
+
+/**
+ * Runs a prepared call inside its `metnos.step <n>` span and records there how
+ * it ended: executor version, attempts, ok or the error class, the result's hash.
+ */
+async function runStep(call: PreparedCall, state: RunState, step: StepSpan) {
+  try {
+    const item = await step.run(() => invokeWithRetry(call, state));
+    const hash = resultHash(item.result);
+    step.span.setAttributes({
+      'metnos.step.ran': true,
+      'metnos.executor.version': item.executor.version,
+      'metnos.step.attempts': item.attempts,
+      'metnos.step.ok': item.result.ok,
+      'metnos.step.result_hash': hash,
+    });
+    if (!item.result.ok) failSpan(step.span, item.result.error.class);
+    return { ...item, resultHash: hash };
+  } catch (error) {
+    failSpan(step.span, errorClassOf(error));
+    throw error;
+  } finally {
+    step.span.end();
+  }
+}
+
 /** Records what one wave's calls returned; answers the outcome when a failure ends the run. */
 function settleWave(
   state: RunState,
-  results: Awaited<ReturnType<typeof invokeWithRetry>>[],
+  results: Awaited<ReturnType<typeof runStep>>[],
   dependencies: Array<Set<number>>,
   done: Set<number>,
 ): ExecutionOutcome | undefined {
   for (const item of results) {
-    const { number, tool, args, verdict, result, durationMs, attempts, executor } = item;
-    const hash = resultHash(result);
+    const { number, tool, args, verdict, result, durationMs, attempts, executor, resultHash: hash } = item;
     state.executed.push({
       number,
       tool,
@@ -347,7 +374,8 @@ function settleWave(
  * `policy.abortOn` and `policy.branch`, renders the final message, and has
  * the verify steps rule the candidate before it is emitted. Steps whose
  * dependencies are all done run together; the dispatch order is recorded,
- * and `order` replays it one step at a time.
+ * and `order` replays it one step at a time. Each tool step runs in a
+ * `metnos.step <n>` span, under the span active when the plan started.
  *
  * @example
  * const outcome = await executePlan(plan, { executors, invoker, reviewer, request, turnId, workspace, home, runtime });
@@ -377,20 +405,40 @@ export async function executePlan(plan: Plan, settings: ExecuteSettings): Promis
           ? 'the recorded step order does not fit the plan'
           : 'the steps depend on each other in a cycle',
       });
-    const calls: PreparedCall[] = [];
+    const calls: Array<{ call: PreparedCall; span: StepSpan }> = [];
+    const unrun = (outcome: ExecutionOutcome) => {
+      for (const { span } of calls) span.span.setAttribute('metnos.step.ran', false).end();
+      return outcome;
+    };
     for (const number of ready) {
       state.order.push(number);
-      if (!isToolStep(plan.steps[number - 1]!)) {
+      const step = plan.steps[number - 1]!;
+      if (!isToolStep(step)) {
         const failed = runDecision(state, number);
-        if (failed) return failed;
+        if (failed) return unrun(failed);
         done.add(number);
         continue;
       }
-      const prepared = await prepareCall(number, state);
-      if ('outcome' in prepared) return prepared.outcome;
-      calls.push(prepared.call);
+      const span = openSpan(`metnos.step ${number}`, {
+        'metnos.step.number': number,
+        'metnos.step.tool': step.tool,
+      });
+      const prepared = await span
+        .run(() => prepareCall(number, state))
+        .catch((error: unknown) => {
+          failSpan(span.span, errorClassOf(error));
+          span.span.end();
+          throw error;
+        });
+      if ('outcome' in prepared) {
+        const { outcome } = prepared;
+        if (!outcome.ok) failSpan(span.span.setAttribute('metnos.step.ran', false), outcome.error.class);
+        span.span.end();
+        return unrun(outcome);
+      }
+      calls.push({ call: prepared.call, span });
     }
-    const results = await Promise.all(calls.map((call) => invokeWithRetry(call, state)));
+    const results = await Promise.all(calls.map(({ call, span }) => runStep(call, state, span)));
     const ended = settleWave(state, results, dependencies, done);
     if (ended) return ended;
   }

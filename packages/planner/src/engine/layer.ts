@@ -1,3 +1,4 @@
+import { inSpan, passReasonForSpan } from './telemetry.ts';
 import type { TurnContext } from './turn-context.ts';
 import type { EngineResult } from './types.ts';
 
@@ -30,14 +31,28 @@ export const pass = (reason: string): LayerOutcome => ({ pass: reason });
 /**
  * The dispatcher: walks the layers in order until one answers, recording
  * on the turn why each one above it passed. The last layer must always
- * answer (the Terminator does).
+ * answer (the Terminator does). Each layer tried runs in a
+ * `metnos.layer <name>` span (see `telemetry.ts`).
  *
  * @example
  * const result = await dispatch([preFastpathLayer, fastpathLayer, ..., terminatorLayer], turn);
  */
 export async function dispatch(layers: readonly Layer[], turn: TurnContext): Promise<EngineResult> {
   for (const layer of layers) {
-    const outcome = await layer.run(turn);
+    const outcome = await inSpan(
+      `metnos.layer ${layer.name}`,
+      { 'metnos.layer': layer.name },
+      async (span) => {
+        const outcome = await layer.run(turn);
+        if ('answer' in outcome) span.setAttribute('metnos.layer.outcome', 'answered');
+        else
+          span.setAttributes({
+            'metnos.layer.outcome': 'passed',
+            'metnos.layer.pass_reason': passReasonForSpan(outcome.pass),
+          });
+        return outcome;
+      },
+    );
     if ('answer' in outcome) return outcome.answer;
     turn.passes.push({ layer: layer.name, reason: outcome.pass });
   }

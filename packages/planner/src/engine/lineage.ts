@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChatModel, ChatRequest, ChatResponse } from '../model.ts';
 import type { TurnBudget } from './budget.ts';
 import { canonicalJson } from './plan.ts';
+import { inSpan } from './telemetry.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -37,7 +38,8 @@ export function requestHashOf(request: ChatRequest): string {
 
 /**
  * Wraps a model so each call is counted, charged to the turn's budget
- * (refused with `BudgetExhausted` when spent) and recorded with its lineage.
+ * (refused with `BudgetExhausted` when spent), recorded with its lineage and
+ * traced as a `metnos.model.call` span (ids, tier, token counts; no prompt, no answer).
  */
 export function recordingModel(
   model: ChatModel,
@@ -84,7 +86,27 @@ export function recordingModel(
       };
       context.calls.push(record);
       try {
-        const response = await model.generate(request);
+        const response = await inSpan(
+          'metnos.model.call',
+          {
+            'metnos.model.provider': model.provider,
+            'metnos.model.id': model.id,
+            'metnos.model.tier': tier,
+            'metnos.model.prompt_revision': record.promptRevision,
+            'metnos.model.call_index': record.index,
+          },
+          async (span) => {
+            const response = await model.generate(request);
+            span.setAttributes({
+              'metnos.model.input_tokens': response.usage?.inputTokens ?? 0,
+              'metnos.model.output_tokens': response.usage?.outputTokens ?? 0,
+              ...(response.finishReason === undefined
+                ? {}
+                : { 'metnos.model.finish_reason': String(response.finishReason) }),
+            });
+            return response;
+          },
+        );
         context.budget?.chargeModel(response);
         record.response = {
           text: response.text,

@@ -4,6 +4,7 @@ import { executorContract, type ReviewVerdict } from '../review.ts';
 import type { ExecutionOutcome, RunState } from './executor.ts';
 import { isToolStep } from './plan.ts';
 import { entriesOf, PlanReferenceError, resolvePlaceholders } from './references.ts';
+import { failSpan, inSpan } from './telemetry.ts';
 import { versionFits } from './validator.ts';
 
 /** How idempotent steps are retried after a transient failure (seed 003's retry classifier). */
@@ -111,7 +112,8 @@ export async function prepareCall(
  * calling). A transient failure (timeout, rate limit, network) of an
  * idempotent executor is tried again with backoff under the same
  * idempotency key; permanent and policy failures, and any failure of an
- * executor that is not idempotent, are final at once.
+ * executor that is not idempotent, are final at once. Each call to the
+ * invoker is a `metnos.executor.invoke` span.
  */
 export async function invokeWithRetry(call: PreparedCall, state: RunState) {
   const { settings } = state;
@@ -124,15 +126,29 @@ export async function invokeWithRetry(call: PreparedCall, state: RunState) {
     if (refused)
       return { ok: false, error: { class: 'BudgetExhausted', message: refused.message } } as ExecutorResult;
     attempts++;
-    return settings.invoker.invoke(call.executor.name, call.args, {
-      workspace: settings.workspace,
-      caller: { kind: 'planner', turnId: settings.turnId },
-      turnId: settings.turnId,
-      traceId: `${settings.turnId}:${call.number}`,
-      config: settings.executorConfig?.[call.executor.name],
-      ...(settings.asOf ? { asOf: settings.asOf } : {}),
-      signal: settings.signal,
-    });
+    return inSpan(
+      'metnos.executor.invoke',
+      {
+        'metnos.step.number': call.number,
+        'metnos.executor.name': call.executor.name,
+        'metnos.executor.version': call.executor.version,
+        'metnos.invoke.attempt': attempts,
+      },
+      async (span) => {
+        const result = await settings.invoker.invoke(call.executor.name, call.args, {
+          workspace: settings.workspace,
+          caller: { kind: 'planner', turnId: settings.turnId },
+          turnId: settings.turnId,
+          traceId: `${settings.turnId}:${call.number}`,
+          config: settings.executorConfig?.[call.executor.name],
+          ...(settings.asOf ? { asOf: settings.asOf } : {}),
+          signal: settings.signal,
+        });
+        span.setAttribute('metnos.invoke.ok', result.ok);
+        if (!result.ok) failSpan(span, result.error.class);
+        return result;
+      },
+    );
   };
   const result = idempotent
     ? await withRetry(attempt, {
