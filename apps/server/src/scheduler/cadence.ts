@@ -234,8 +234,8 @@ export function parseNaturalCadence(text: string, timezone = 'UTC'): NaturalCade
   const input = text.trim();
   if (input.length > MAX_CADENCE_LENGTH) throw new CadenceError(input.slice(0, 40), input, 'too long');
   let rest = normalise(input);
-  const fail = (reason: string): never => {
-    throw new CadenceError(input, rest, `${reason} (not understood: "${rest}")`);
+  const fail = (reason: string, unparsed = rest): never => {
+    throw new CadenceError(input, unparsed, `${reason} (not understood: "${unparsed}")`);
   };
   const take = (pattern: RegExp): RegExpExecArray | undefined => {
     const match = pattern.exec(rest);
@@ -297,13 +297,14 @@ export function parseNaturalCadence(text: string, timezone = 'UTC'): NaturalCade
     hour = Number(time[1]);
     minute = time[2] === undefined ? 0 : Number(time[2]);
     const meridiem = time[3];
-    if (minute > 59) fail('minutes past the hour must be 0 to 59');
+    const spoken = time[0].trim();
+    if (minute > 59) fail('minutes past the hour must be 0 to 59', spoken);
     if (meridiem) {
-      if (hour < 1 || hour > 12) fail('a 12-hour clock time must be 1 to 12');
+      if (hour < 1 || hour > 12) fail('a 12-hour clock time must be 1 to 12', spoken);
       hour = (hour % 12) + (meridiem === 'pm' ? 12 : 0);
     } else if ((part === 'evening' || part === 'afternoon') && hour >= 1 && hour < 12) hour += 12;
-    if (hour > 23) fail('hours must be 0 to 23');
-    if (part === 'morning' && hour >= 12) fail('a morning time must be before noon');
+    if (hour > 23) fail('hours must be 0 to 23', spoken);
+    if (part === 'morning' && hour >= 12) fail('a morning time must be before noon', spoken);
   }
   const weekday = typeof part === 'object' ? String(part.weekday) : part === 'weekdays' ? '1-5' : '*';
   return done({ kind: 'cron', expression: `${minute} ${hour} * * ${weekday}` });

@@ -132,7 +132,7 @@ export class Scheduler {
       },
       ms(now, this.clock),
     );
-    return { schedule, next_fire: this.nextFire(schedule), description: cadence.description };
+    return { schedule, next_fire: this.nextFire(schedule, now), description: cadence.description };
   }
 
   /** The next instant a schedule will fire, ISO; null when manual, closed or past its expiry. */
