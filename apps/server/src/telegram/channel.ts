@@ -73,7 +73,7 @@ export const NOTICES = {
   used: 'This approval was already answered.',
   otherChat: 'This button belongs to another chat.',
   forged: 'This button does not match its approval.',
-  failed: 'Something went wrong; nothing was run.',
+  failed: 'Something went wrong while answering that approval; ask again to see where it stands.',
 } as const;
 
 interface PendingButton {
