@@ -1,4 +1,4 @@
-import type { EngineResult, FeedbackKind, FeedbackOutcome } from '@metnos/planner';
+import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@metnos/planner';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -6,7 +6,10 @@ import { bearerMatches } from './token.ts';
 
 /** The part of the engine the server drives. */
 export interface ServerEngine {
-  runTurn(request: string, options?: { signal?: AbortSignal }): Promise<EngineResult>;
+  runTurn(
+    request: string,
+    options?: { signal?: AbortSignal; onEvent?: (event: TurnEvent) => void },
+  ): Promise<EngineResult>;
   feedback(turnId: string, kind: FeedbackKind): Promise<FeedbackOutcome>;
 }
 
@@ -91,7 +94,9 @@ async function readJson(
  *
  * - `GET /api/health`
  * - `POST /api/turns` `{ request }` → the turn as JSON; with `Accept: text/event-stream`
- *   the same as server-sent events (`started`, then `answer`)
+ *   server-sent events as the turn runs: `started`, `layer` and `pass` for each layer
+ *   tried, `step` (started, finished) for each plan step, `approval` when a call waits
+ *   for one, and `answer`
  * - `POST /api/turns/:id/feedback` `{ kind: up | down | retry }` → what the engine's one feedback path did
  *
  * @example
@@ -131,17 +136,28 @@ export function createApp(settings: AppSettings) {
         400,
       );
     const request = parsed.data.request;
-    const turn = () => track(limit(() => settings.engine.runTurn(request)));
-    if (!(c.req.header('accept') ?? '').includes('text/event-stream'))
-      return c.json(publicTurn(await turn()));
+    const accept = c.req.header('accept') ?? '';
+    if (!accept.includes('text/event-stream'))
+      return c.json(publicTurn(await track(limit(() => settings.engine.runTurn(request)))));
     return streamSSE(c, async (stream) => {
-      await stream.writeSSE({ event: 'started', data: JSON.stringify({ request }) });
-      const result = publicTurn(await turn());
-      for (const passed of result.passes)
-        await stream.writeSSE({ event: 'layer', data: JSON.stringify(passed) });
-      for (const step of result.steps) await stream.writeSSE({ event: 'step', data: JSON.stringify(step) });
-      if (result.pending) await stream.writeSSE({ event: 'approval', data: JSON.stringify(result.pending) });
-      await stream.writeSSE({ event: 'answer', data: JSON.stringify(result) });
+      // events are written in the order the turn reports them, as it reports them
+      let written: Promise<unknown> = stream.writeSSE({
+        event: 'started',
+        data: JSON.stringify({ request }),
+      });
+      const send = (event: string, data: unknown) => {
+        written = written
+          .then(() => stream.writeSSE({ event, data: JSON.stringify(data) }))
+          .catch(() => undefined);
+      };
+      const result = publicTurn(
+        await track(
+          limit(() => settings.engine.runTurn(request, { onEvent: (event) => send(event.type, event) })),
+        ),
+      );
+      if (result.pending) send('approval', result.pending);
+      send('answer', result);
+      await written;
     });
   });
 

@@ -125,9 +125,11 @@ describe('the server API', () => {
       body: JSON.stringify({ request: 'read diary.md' }),
     });
     const text = await response.text();
-    expect(text).toMatch(/^event: started/m);
-    expect(text).toMatch(/^event: answer/m);
-    expect(text.indexOf('event: started')).toBeLessThan(text.indexOf('event: answer'));
+    const names = [...text.matchAll(/^event: (\w+)/gm)].map((match) => match[1]);
+    expect(names[0]).toBe('started');
+    expect(names.at(-1)).toBe('answer');
+    expect(names).toContain('layer');
+    expect(names.indexOf('layer')).toBeLessThan(names.indexOf('answer'));
   });
 
   it('refuses bad bodies with a clear error and no stack trace', async () => {

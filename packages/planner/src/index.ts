@@ -19,6 +19,7 @@ export {
   type EngineVariant,
   engineVariant,
   type LayerPass,
+  type TurnEvent,
   type TurnOptions,
 } from './engine/engine.ts';
 export {

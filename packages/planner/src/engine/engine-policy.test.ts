@@ -168,6 +168,33 @@ describe('turn budgets', () => {
   });
 });
 
+describe('turn progress', () => {
+  it('reports each layer tried, why it passed, and each step started and finished, in order', async () => {
+    const { engine, stores } = engineOver(world, { wise: scripted([{ text: readPlan('diary.md', 2) }]) });
+    const events: unknown[] = [];
+    const result = await engine.runTurn(REQUEST, { onEvent: (event) => events.push(event) });
+    const throwing = await engine.runTurn(REQUEST, {
+      onEvent: () => {
+        throw new Error('a listener that fails');
+      },
+    });
+    stores.close();
+    expect(result.finalKind).toBe('answer');
+    expect(throwing).toMatchObject({ finalKind: 'answer', layer: 'fastpath' });
+    expect(events.map((event) => JSON.stringify(event))).toEqual([
+      JSON.stringify({ type: 'layer', layer: 'pre-fastpath' }),
+      expect.stringContaining('"type":"pass","layer":"pre-fastpath"'),
+      JSON.stringify({ type: 'layer', layer: 'fastpath' }),
+      expect.stringContaining('"type":"pass","layer":"fastpath"'),
+      JSON.stringify({ type: 'layer', layer: 'autopath' }),
+      expect.stringContaining('"type":"pass","layer":"autopath"'),
+      JSON.stringify({ type: 'layer', layer: 'proposal' }),
+      JSON.stringify({ type: 'step', phase: 'started', number: 1, tool: 'fs_read' }),
+      JSON.stringify({ type: 'step', phase: 'finished', number: 1, tool: 'fs_read', ok: true, attempts: 1 }),
+    ]);
+  });
+});
+
 describe('engine variants', () => {
   it('oneshot never serves from memory; strict never recovers; unknown names are refused', async () => {
     const {

@@ -23,6 +23,7 @@ export type {
   EngineResult,
   EngineSettings,
   LayerPass,
+  TurnEvent,
   TurnOptions,
 } from './types.ts';
 

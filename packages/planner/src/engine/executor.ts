@@ -13,6 +13,7 @@ import { createRunMemory, type PinnedReader, type RunMemory, type RunMemoryEntry
 import { invokeWithRetry, type PreparedCall, prepareCall, type StepRetry } from './step-call.ts';
 import { type Candidate, candidateMessage, draftCandidate, runVerifySteps } from './step-kinds.ts';
 import { errorClassOf, failSpan, openSpan } from './telemetry.ts';
+import type { TurnEvent } from './types.ts';
 
 /** Recovery classes of seed 001: what kind of failure a step had. */
 export type RecoveryClass = 'wrong_tool' | 'wrong_args' | 'missing_input' | 'out_of_scope';
@@ -138,6 +139,8 @@ export interface ExecuteSettings {
   budget?: TurnBudget;
   /** Object-pinned memory, for `$ref:pinned/<subject>/<property>`. */
   pinned?: PinnedReader;
+  /** Told when each step starts and finishes (the turn's progress). */
+  onStep?: (event: Extract<TurnEvent, { type: 'step' }>) => void;
   /** Dispatch the steps one at a time in this order (replay of a recorded run). */
   order?: readonly number[];
   signal?: AbortSignal;

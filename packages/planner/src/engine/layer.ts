@@ -39,6 +39,7 @@ export const pass = (reason: string): LayerOutcome => ({ pass: reason });
  */
 export async function dispatch(layers: readonly Layer[], turn: TurnContext): Promise<EngineResult> {
   for (const layer of layers) {
+    turn.emit({ type: 'layer', layer: layer.name });
     const outcome = await inSpan(
       `metnos.layer ${layer.name}`,
       { 'metnos.layer': layer.name },
@@ -55,6 +56,7 @@ export async function dispatch(layers: readonly Layer[], turn: TurnContext): Pro
     );
     if ('answer' in outcome) return outcome.answer;
     turn.passes.push({ layer: layer.name, reason: outcome.pass });
+    turn.emit({ type: 'pass', layer: layer.name, reason: outcome.pass });
   }
   throw new Error(`no layer answered: ${turn.passes.map((passed) => passed.layer).join(', ')}`);
 }

@@ -121,6 +121,12 @@ export async function invokeWithRetry(call: PreparedCall, state: RunState) {
   const idempotent = call.executor.manifest.contract.idempotent;
   const started = performance.now();
   let attempts = 0;
+  const tell = (event: Parameters<NonNullable<typeof settings.onStep>>[0]) => {
+    try {
+      settings.onStep?.(event);
+    } catch {}
+  };
+  tell({ type: 'step', phase: 'started', number: call.number, tool: call.tool });
   const attempt = async (): Promise<ExecutorResult> => {
     const refused = settings.budget?.chargeToolCall();
     if (refused)
@@ -162,5 +168,14 @@ export async function invokeWithRetry(call: PreparedCall, state: RunState) {
         classify: classifyFailure,
       })
     : await attempt();
+  tell({
+    type: 'step',
+    phase: 'finished',
+    number: call.number,
+    tool: call.tool,
+    ok: result.ok,
+    ...(result.ok ? {} : { errorClass: result.error.class }),
+    attempts,
+  });
   return { ...call, result, attempts, durationMs: performance.now() - started };
 }

@@ -8,7 +8,14 @@ import type { Plan } from './plan.ts';
 import type { MemoryRecognition } from './recognition.ts';
 import { describeRequest, type RequestKey } from './request-key.ts';
 import { detectLanguage, type Language, type TerminationCause } from './terminator.ts';
-import type { EngineLayer, EngineResult, EngineSettings, LayerPass, TurnOptions } from './types.ts';
+import type {
+  EngineLayer,
+  EngineResult,
+  EngineSettings,
+  LayerPass,
+  TurnEvent,
+  TurnOptions,
+} from './types.ts';
 
 /** What every turn shares: the settings, resolved once per engine. */
 export interface EngineParts {
@@ -64,6 +71,8 @@ export interface TurnContext {
   readonly runtime: Record<string, string>;
   readonly avoid: { planHashes: string[]; memory: boolean };
   readonly passes: LayerPass[];
+  /** Reports progress to the turn's listener (errors of the listener are ignored). */
+  emit(event: TurnEvent): void;
   /** The request's vector (of its slot-free form), embedded once; undefined when the embedder failed. */
   vector(): Promise<Float32Array | undefined>;
   /** The intent, extracted once (one fast-tier call, or the rules). */
@@ -152,6 +161,11 @@ export function createTurnContext(
     runtime,
     avoid: { planHashes: options.avoid?.planHashes ?? [], memory: options.avoid?.memory ?? false },
     passes: [],
+    emit: (event) => {
+      try {
+        options.onEvent?.(event);
+      } catch {}
+    },
     vector: vector.get,
     intent: intent.get,
     knownIntent: intent.known,
@@ -175,6 +189,7 @@ export function createTurnContext(
         retry: settings.retry,
         budget,
         pinned: settings.pinned,
+        onStep: options.onEvent,
         signal: options.signal,
       });
       runs.push({ plan, ...(slots ? { slots } : {}), outcome });

@@ -146,9 +146,30 @@ export interface EngineResult {
   advisories?: string[];
 }
 
+/**
+ * What a turn reports while it runs, in order: each layer tried (and why it
+ * passed), each plan step started and finished. A listener that throws is
+ * ignored: progress never changes a turn.
+ */
+export type TurnEvent =
+  | { type: 'layer'; layer: string }
+  | { type: 'pass'; layer: string; reason: string }
+  | { type: 'step'; phase: 'started'; number: number; tool: string }
+  | {
+      type: 'step';
+      phase: 'finished';
+      number: number;
+      tool: string;
+      ok: boolean;
+      errorClass?: string;
+      attempts: number;
+    };
+
 /** Options of one turn. */
 export interface TurnOptions {
   signal?: AbortSignal;
+  /** Called with each {@link TurnEvent} as the turn runs (an API streams them). */
+  onEvent?: (event: TurnEvent) => void;
   turnId?: string;
   language?: Language;
   /**
