@@ -58,7 +58,9 @@ describe('exactly once per slot', () => {
   it('keeps the runs table append-only', () => {
     const { instance } = scheduler();
     const { schedule } = instance.create({ target: request, cadence: 'manual' }, at(0));
-    expect(() => instance.store.db.prepare("UPDATE scheduler_runs SET event = 'x'").run()).toThrow(/append-only/);
+    expect(() => instance.store.db.prepare("UPDATE scheduler_runs SET event = 'x'").run()).toThrow(
+      /append-only/,
+    );
     expect(() => instance.store.db.prepare('DELETE FROM scheduler_runs').run()).toThrow(/append-only/);
     expect(instance.history(schedule.id).map((event) => event.event)).toEqual(['created']);
   });
@@ -112,9 +114,9 @@ describe('lifecycle', () => {
       needsApproval: true,
       schedule: { cadence: '0 9 * * *' },
     });
-    expect(instance.modify(schedule.id, { target: { kind: 'request', text: 'other' } }, at(3)).needsApproval).toBe(
-      true,
-    );
+    expect(
+      instance.modify(schedule.id, { target: { kind: 'request', text: 'other' } }, at(3)).needsApproval,
+    ).toBe(true);
   });
 
   it('registers a built-in task once and fires it at its time', async () => {
@@ -138,7 +140,8 @@ describe('lifecycle', () => {
 });
 
 describe('failures', () => {
-  const failing = (n: number): FireResult[] => Array.from({ length: n }, () => ({ ok: false, error: 'boom' }));
+  const failing = (n: number): FireResult[] =>
+    Array.from({ length: n }, () => ({ ok: false, error: 'boom' }));
 
   it.each([
     ['skip', 1, 'active'],
@@ -148,7 +151,7 @@ describe('failures', () => {
   ] as const)('on_failure %s: %i attempts, schedule %s', async (policy, attempts, state) => {
     const notified: string[] = [];
     const { instance, fired } = scheduler(failing(5), (_s, _slot, error) => notified.push(error));
-    const { schedule } = instance.create({ target: request, cadence: 'every_1_minutes', on_failure: policy }, at(0));
+    instance.create({ target: request, cadence: 'every_1_minutes', on_failure: policy }, at(0));
     const { fired: outcomes } = await instance.tick(at(0));
     expect(fired).toHaveLength(attempts);
     expect(outcomes[0]).toMatchObject({ ok: false, attempts, state });
@@ -156,14 +159,26 @@ describe('failures', () => {
   });
 
   it('a retry that succeeds counts as a success', async () => {
-    const { instance } = scheduler([{ ok: false, error: 'flaky' }, { ok: true, summary: 'done' }]);
-    const { schedule } = instance.create({ target: request, cadence: 'every_1_minutes', on_failure: 'retry' }, at(0));
+    const { instance } = scheduler([
+      { ok: false, error: 'flaky' },
+      { ok: true, summary: 'done' },
+    ]);
+    const { schedule } = instance.create(
+      { target: request, cadence: 'every_1_minutes', on_failure: 'retry' },
+      at(0),
+    );
     expect((await instance.tick(at(0))).fired[0]).toMatchObject({ ok: true, attempts: 2, summary: 'done' });
     expect(instance.get(schedule.id)?.consecutive_failures).toBe(0);
   });
 
   it('cancels after max_consecutive_failures in a row; a success resets the count; a throw is a failure', async () => {
-    const { instance } = scheduler([{ ok: false }, { ok: true }, { ok: false }, { ok: false }, { ok: false }]);
+    const { instance } = scheduler([
+      { ok: false },
+      { ok: true },
+      { ok: false },
+      { ok: false },
+      { ok: false },
+    ]);
     const { schedule } = instance.create(
       { target: request, cadence: 'every_1_minutes', on_failure: 'skip', max_consecutive_failures: 3 },
       at(0),
@@ -171,7 +186,10 @@ describe('failures', () => {
     for (let m = 0; m < 4; m++) await instance.tick(at(m * minute));
     expect(instance.get(schedule.id)).toMatchObject({ state: 'active', consecutive_failures: 2 });
     await instance.tick(at(4 * minute));
-    expect(instance.get(schedule.id)).toMatchObject({ state: 'cancelled', closed_reason: '3 consecutive failures' });
+    expect(instance.get(schedule.id)).toMatchObject({
+      state: 'cancelled',
+      closed_reason: '3 consecutive failures',
+    });
     await instance.tick(at(5 * minute));
     expect(instance.get(schedule.id)?.fired).toBe(5);
 
@@ -249,15 +267,29 @@ describe('hostile input', () => {
   let deep: Record<string, unknown> = {};
   for (let i = 0; i < 50; i++) deep = { nested: deep };
   it.each([
-    ['deep nesting', { target: { kind: 'executor', executor: 'fs_read', args: deep }, cadence: 'manual' }, /deeper/],
+    [
+      'deep nesting',
+      { target: { kind: 'executor', executor: 'fs_read', args: deep }, cadence: 'manual' },
+      /deeper/,
+    ],
     [
       '__proto__',
-      JSON.parse('{"target": {"kind": "executor", "executor": "fs_read", "args": {"__proto__": {"x": 1}}}, "cadence": "manual"}'),
+      JSON.parse(
+        '{"target": {"kind": "executor", "executor": "fs_read", "args": {"__proto__": {"x": 1}}}, "cadence": "manual"}',
+      ),
       /forbidden key/,
     ],
-    ['a huge string', { target: { kind: 'request', text: 'x'.repeat(100_000) }, cadence: 'manual' }, /longer/],
+    [
+      'a huge string',
+      { target: { kind: 'request', text: 'x'.repeat(100_000) }, cadence: 'manual' },
+      /longer/,
+    ],
     ['an unknown field', { target: request, cadence: 'manual', admin: true }, /admin/],
-    ['a bad executor name', { target: { kind: 'executor', executor: '../rm', args: {} }, cadence: 'manual' }, /executor/],
+    [
+      'a bad executor name',
+      { target: { kind: 'executor', executor: '../rm', args: {} }, cadence: 'manual' },
+      /executor/,
+    ],
     ['a built-in target', { target: { kind: 'builtin', task: 'memory_aging' }, cadence: 'manual' }, /kind/],
     ['a bad time zone', { target: request, cadence: 'manual', timezone: 'Mars/Olympus' }, /time zone/],
     ['a negative count', { target: request, cadence: 'manual', count: -1 }, /count/],
@@ -272,6 +304,8 @@ describe('hostile input', () => {
   it('refuses a cadence it cannot read with a CadenceError', () => {
     const { instance } = scheduler();
     expect(() => instance.create({ target: request, cadence: '61 * * * *' })).toThrow(CadenceError);
-    expect(() => instance.create({ target: request, cadence: 'whenever you like' })).toThrow(/whenever you like/);
+    expect(() => instance.create({ target: request, cadence: 'whenever you like' })).toThrow(
+      /whenever you like/,
+    );
   });
 });
