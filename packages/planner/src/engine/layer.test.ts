@@ -8,6 +8,7 @@ function bareTurn(): TurnContext {
     turnId: 't1',
     language: 'en',
     passes: [],
+    emit: () => undefined,
     modelCalls: () => 0,
     elapsedMs: () => 1,
   } as unknown as TurnContext;
