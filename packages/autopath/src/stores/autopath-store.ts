@@ -80,6 +80,23 @@ export interface ObservationRow {
   feedback: 'up' | 'down' | 'retry' | null;
 }
 
+/** One cluster as {@link AutopathStore.clusters} lists it. */
+export interface ClusterRow {
+  id: string;
+  members: number;
+  embedderId: string | null;
+  createdAt: string;
+}
+
+/** One anti-autopath in force: a plan excluded for an intent, until `expiresAt`. */
+export interface AntiAutopathRow {
+  intentHash: string;
+  planHash: string;
+  reason: string;
+  failures: number;
+  expiresAt: string;
+}
+
 /** Composite score: Laplace success rate, nudged by feedback, discounted by latency. */
 export function compositeScore(row: {
   uses: number;
@@ -628,6 +645,59 @@ export function createAutopathStore(
         .all()
         .map(toEntry)
         .filter((entry): entry is AutopathEntry => entry !== undefined);
+    },
+    /**
+     * Forgets one autopath by hand; its cluster's next best plan may become
+     * champion. False when there is no autopath with that id.
+     */
+    remove(id: string): boolean {
+      const row = statements.byId.get({ id });
+      if (!row) return false;
+      db.delete(autopaths).where(eq(autopaths.id, id)).run();
+      settleCluster(row.clusterId);
+      return true;
+    },
+    /** Every cluster without its centroid: id, members, embedder, creation, newest first. */
+    clusters(): ClusterRow[] {
+      return db
+        .select({
+          id: clusters.id,
+          members: clusters.members,
+          embedderId: clusters.embedderId,
+          createdAt: clusters.createdAt,
+        })
+        .from(clusters)
+        .orderBy(desc(clusters.createdAt))
+        .all();
+    },
+    /** The anti-autopaths in force (not expired, enough failures), the latest to expire first. */
+    antiAutopaths(): AntiAutopathRow[] {
+      return db
+        .select({
+          intentHash: antiAutopaths.intentHash,
+          planHash: antiAutopaths.planHash,
+          reason: antiAutopaths.reason,
+          failures: antiAutopaths.failures,
+          expiresAt: antiAutopaths.expiresAt,
+        })
+        .from(antiAutopaths)
+        .where(
+          and(
+            gt(antiAutopaths.expiresAt, clock().toISOString()),
+            gt(antiAutopaths.failures, rules.antiAfter - 1),
+          ),
+        )
+        .orderBy(desc(antiAutopaths.expiresAt))
+        .all();
+    },
+    /** The latest `limit` observations, newest first: a bounded read of the append-only log. */
+    recentObservations(limit: number): ObservationRow[] {
+      return db
+        .select()
+        .from(observations)
+        .orderBy(desc(observations.id))
+        .limit(Math.max(0, Math.floor(limit)))
+        .all();
     },
     /** Appends one observation; returns its id. */
     observe(input: {

@@ -1,8 +1,10 @@
 export { StoreError, type StoreFailure } from '../errors.ts';
 export {
+  type AntiAutopathRow,
   type AutopathEntry,
   type AutopathRules,
   type AutopathStore,
+  type ClusterRow,
   compositeScore,
   createAutopathStore,
   type ObservationRow,
