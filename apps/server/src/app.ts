@@ -2,6 +2,8 @@ import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@me
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
+import { registerScheduleRoutes } from './routes/schedules.ts';
+import type { Scheduler } from './scheduler/scheduler.ts';
 import { bearerMatches } from './token.ts';
 
 /** The part of the engine the server drives. */
@@ -20,6 +22,8 @@ export interface AppSettings {
   engine: ServerEngine;
   /** Turns at once; more wait in line (default 4). */
   maxConcurrentTurns?: number;
+  /** When set, the scheduler's routes are mounted (`/api/schedules`, see `registerScheduleRoutes`). */
+  scheduler?: Scheduler;
 }
 
 /** A request body the API refuses: the field and why. */
@@ -126,6 +130,7 @@ export function createApp(settings: AppSettings) {
   app.notFound((c) => c.json({ error: 'not_found', message: `no route ${c.req.method} ${c.req.path}` }, 404));
 
   app.get('/api/health', (c) => c.json({ ok: true, turnsInFlight: running.size }));
+  if (settings.scheduler) registerScheduleRoutes(app, { scheduler: settings.scheduler });
 
   app.post('/api/turns', async (c) => {
     const body = await readJson(c.req.raw);
