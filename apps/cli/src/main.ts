@@ -8,6 +8,7 @@ export const HELP = `metnos — the Metnos command line
 Usage:
   metnos init [dir]                            create a workspace: metnos.toml, the seed executors, your key
   metnos ask "<request>"                       one turn: the request answered through the executors
+  metnos serve [--port <n>] [--host <addr>]    the always-on assistant: the HTTP API, until Ctrl-C
   metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
   metnos replay <turn-id>                      run a recorded turn again and check every step against it
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
@@ -42,6 +43,8 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/doctor.ts')).doctorCommand(rest, io);
       case 'ask':
         return await (await import('./commands/ask.ts')).askCommand(rest, io);
+      case 'serve':
+        return await (await import('./commands/serve.ts')).serveCommand(rest, io);
       case 'feedback':
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'replay':

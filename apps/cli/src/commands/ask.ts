@@ -176,11 +176,13 @@ function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string
  * turn (`engine.feedback`). For `ask` a store that cannot be opened is
  * replaced by an empty one for this run, and said so on stderr; `strict`
  * (feedback, which is about what the store holds) stops with its `StoreError`.
+ * `serve` builds the same engine with `ask: false`: no question on the terminal,
+ * a call that needs approval ends its turn pending, for the client to answer.
  */
-async function openLearningEngine(
+export async function openLearningEngine(
   context: Runtime,
   io: CliIo,
-  options: { yes: boolean; strict?: boolean; variant: EngineVariant },
+  options: { yes: boolean; strict?: boolean; variant: EngineVariant; ask?: boolean },
 ) {
   const { config, data, place } = context;
   const parts = await context.build();
@@ -213,7 +215,9 @@ async function openLearningEngine(
           autopathThreshold: config.runtime.memory?.autopath_threshold,
         },
         approved: async (call) =>
-          options.yes || (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+          options.yes ||
+          (options.ask !== false &&
+            (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`))),
         // plans' verify steps are ruled by the vaglio's verifier (without one, a verify step blocks)
         verifier: createVerifier(),
         budget: budget && { toolCalls: budget.tool_calls, tokens: budget.tokens, costUsd: budget.cost_usd },

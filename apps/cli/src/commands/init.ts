@@ -8,7 +8,9 @@ import {
   createTrustStore,
   defaultStateDir,
   readPublicKey,
+  resolveConfigDir,
 } from '@metnos/executor-sdk';
+import { ServerTokenError, serverToken, TOKEN_FILE } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
 import { defaultInitDir, userCwd } from '../workspace.ts';
 
@@ -22,7 +24,8 @@ Creates <dir> (default $XDG_DATA_HOME/metnos-workspace, else ~/.local/share/metn
   workspace/       the folder executors read and write (its .audit/ is Metnos's own)
   executors/       the seed executors, copied and verified against the release key
   keys/            the public release key the seeds are signed with
-and, unless --no-key, your own signing key (metnos keys init) if you have none yet.
+and, unless --no-key, your own signing key (metnos keys init) if you have none yet, and the bearer
+token of \`metnos serve\` in <config dir>/server.token (mode 0600) if there is none yet.
 Commands run from <dir> or below it use this workspace.
 `;
 
@@ -133,8 +136,24 @@ trusted_keys = ["keys/metnos-release.pub"]  # the key the seed executors are sig
       made.push(`your key: "default" ${key.keyId} in ${store.dir} (mode 0600), trusted by you`);
     }
   }
+  // the bearer token of `metnos serve`: made once, kept across inits, never printed
+  const configDir = resolveConfigDir(values['config-dir']);
+  const tokenPath = join(configDir, TOKEN_FILE);
+  const hadToken = existsSync(tokenPath);
+  try {
+    serverToken(configDir, { create: true });
+  } catch (error) {
+    // one there already that the server would refuse (a link, another user's, readable by others)
+    if (error instanceof ServerTokenError) throw new CliFailure(error.message);
+    throw error;
+  }
+  made.push(
+    hadToken
+      ? `the server token: ${tokenPath} (already there)`
+      : `the server token: ${tokenPath} (mode 0600; metnos serve asks every request for it)`,
+  );
   io.out(
-    `created a Metnos workspace in ${dir}\n${made.map((line) => `  ${line}`).join('\n')}\n\nnext:\n  cd ${dir}\n  metnos ask "what time is it?"\n  metnos executor new hello && metnos executor sign hello && metnos executor test hello\n  metnos executor run hello --args '{"name":"Ada"}'\n  metnos doctor          what isolation this machine gives executors`,
+    `created a Metnos workspace in ${dir}\n${made.map((line) => `  ${line}`).join('\n')}\n\nnext:\n  cd ${dir}\n  metnos ask "what time is it?"\n  metnos serve           the same, always on: the HTTP API on 127.0.0.1:8787\n  metnos executor new hello && metnos executor sign hello && metnos executor test hello\n  metnos executor run hello --args '{"name":"Ada"}'\n  metnos doctor          what isolation this machine gives executors`,
   );
   return 0;
 }

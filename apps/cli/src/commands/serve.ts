@@ -1,0 +1,140 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { resolveConfigDir } from '@metnos/executor-sdk';
+import { ServerTokenError, serverToken, startServer, TOKEN_FILE } from '@metnos/server';
+import { CliFailure, type CliIo } from '../output.ts';
+import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
+
+export const SERVE_HELP = `metnos serve — the always-on assistant: the HTTP API of this workspace
+
+Usage:
+  metnos serve [--port 8787] [--host 127.0.0.1] [--executors <dir>] [--workspace <dir>] [--config-dir <dir>]
+
+Runs the same learning engine as \`metnos ask\`, over the same memory, until SIGINT (Ctrl-C) or
+SIGTERM; then it takes no new requests, lets the turns under way finish, closes the stores and
+exits 0. Every request needs the bearer token \`metnos init\` made in <config dir>/server.token
+(Authorization: Bearer <token>); the token is never printed.
+
+Options:
+  --port <n>            the port (default 8787; 0 picks a free one, printed on start)
+  --host <address>      where to listen (default 127.0.0.1, this machine only); any other address
+                        is reachable from the network and is only used when given here
+  --executors <dir>     the executors folder
+  --workspace <dir>     the workspace the executors work in
+  --config-dir <dir>    where server.token is (default METNOS_CONFIG_DIR, else ~/.config/metnos)
+
+Calls that need approval are not asked on the terminal: the turn ends pending and the client sees it.
+Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"}.
+`;
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost') return true;
+  if (isIPv4(bare)) return bare.startsWith('127.');
+  if (isIPv6(bare)) return bare === '::1' || /^::ffff:127\./.test(bare);
+  return false;
+}
+
+function portOf(value: string | undefined): number {
+  if (value === undefined) return 8787;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isInteger(port) || port > 65535)
+    throw new CliFailure(`--port must be a number from 0 to 65535, not "${value}"`, 2);
+  return port;
+}
+
+/** Resolves at the first SIGINT or SIGTERM, with its name. */
+function stopSignal(): { received: Promise<NodeJS.Signals>; dispose(): void } {
+  let dispose = () => {};
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => resolve(signal);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    dispose = () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+  });
+  return { received, dispose };
+}
+
+export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      executors: { type: 'string' },
+      workspace: { type: 'string' },
+      'config-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.out(SERVE_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) {
+    io.err(SERVE_HELP);
+    return 2;
+  }
+  const port = portOf(values.port);
+  const hostname = values.host ?? '127.0.0.1';
+  if (hostname.trim() === '') throw new CliFailure('--host needs an address', 2);
+
+  // the token first: without it nothing else is worth building
+  const configDir = resolveConfigDir(values['config-dir']);
+  let token: string;
+  try {
+    token = serverToken(configDir);
+  } catch (error) {
+    if (error instanceof ServerTokenError) throw new CliFailure(error.message, 2);
+    throw error;
+  }
+
+  const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  // the server drives the learning engine; a workspace set to the loop engine gets its default
+  const kind = engineKindOf(undefined, context.config);
+  if (kind === 'loop')
+    io.err('note: the server runs the learning engine ([runtime] engine = "loop" is for ask)');
+  const { engine, memory, close } = await openLearningEngine(context, io, {
+    yes: false,
+    ask: false,
+    variant: kind === 'loop' ? 'learning' : kind,
+  });
+  const stop = stopSignal();
+  try {
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer({ token, engine, hostname, port });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE')
+        throw new CliFailure(`${hostname}:${port} is in use (another metnos serve?); try --port`, 1);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        throw new CliFailure(`cannot listen on ${hostname}: no such address on this machine`, 2);
+      throw error;
+    }
+    if (!isLoopback(hostname))
+      io.err(
+        `warning: listening on ${hostname}, not only this machine: anyone who reaches port ${server.port} can send requests, and only the bearer token stops them (plain HTTP: put TLS in front of it)`,
+      );
+    io.out(
+      `metnos serve: listening on ${server.url} (${kind === 'loop' ? 'learning' : kind} engine${memory}; bearer token in ${join(configDir, TOKEN_FILE)}; Ctrl-C stops)`,
+    );
+    const signal = await stop.received;
+    const waiting = server.inFlight();
+    io.err(
+      `metnos serve: ${signal}, stopping${waiting > 0 ? `: waiting for ${waiting} turn${waiting === 1 ? '' : 's'} under way` : ''}`,
+    );
+    await server.close();
+    io.err('metnos serve: stopped');
+    return 0;
+  } finally {
+    stop.dispose();
+    close();
+  }
+}
