@@ -2,6 +2,7 @@ import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@me
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
+import { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { Scheduler } from './scheduler/scheduler.ts';
 import { bearerMatches } from './token.ts';
@@ -24,6 +25,8 @@ export interface AppSettings {
   maxConcurrentTurns?: number;
   /** When set, the scheduler's routes are mounted (`/api/schedules`, see `registerScheduleRoutes`). */
   scheduler?: Scheduler;
+  /** Route groups to mount (memory, executors, approvals, audit, doctor), each when its dependencies are given. */
+  api?: ApiRouteDeps;
 }
 
 /** A request body the API refuses: the field and why. */
@@ -131,6 +134,7 @@ export function createApp(settings: AppSettings) {
 
   app.get('/api/health', (c) => c.json({ ok: true, turnsInFlight: running.size }));
   if (settings.scheduler) registerScheduleRoutes(app, { scheduler: settings.scheduler });
+  if (settings.api) registerApiRoutes(app, settings.api);
 
   app.post('/api/turns', async (c) => {
     const body = await readJson(c.req.raw);

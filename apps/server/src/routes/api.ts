@@ -1,0 +1,30 @@
+import type { Hono } from 'hono';
+import { type ApprovalRouteDeps, registerApprovalRoutes } from './approvals.ts';
+import { type AuditRouteDeps, registerAuditRoutes } from './audit.ts';
+import { type DoctorRouteDeps, registerDoctorRoutes } from './doctor.ts';
+import { type ExecutorRouteDeps, registerExecutorRoutes } from './executors.ts';
+import { type MemoryRouteDeps, registerMemoryRoutes } from './memory.ts';
+
+/** The API route groups a server mounts: each only when its dependencies are given. */
+export interface ApiRouteDeps {
+  memory?: MemoryRouteDeps;
+  executors?: ExecutorRouteDeps;
+  approvals?: ApprovalRouteDeps;
+  audit?: AuditRouteDeps;
+  doctor?: DoctorRouteDeps;
+}
+
+/**
+ * Mounts every route group given on `app` (behind whatever middleware `app`
+ * already runs, the bearer token in {@link createApp}).
+ *
+ * @example
+ * registerApiRoutes(app, { memory: { fastpath, autopath, gaps }, audit: { auditDir } });
+ */
+export function registerApiRoutes(app: Hono, deps: ApiRouteDeps): void {
+  if (deps.memory) registerMemoryRoutes(app, deps.memory);
+  if (deps.executors) registerExecutorRoutes(app, deps.executors);
+  if (deps.approvals) registerApprovalRoutes(app, deps.approvals);
+  if (deps.audit) registerAuditRoutes(app, deps.audit);
+  if (deps.doctor) registerDoctorRoutes(app, deps.doctor);
+}
