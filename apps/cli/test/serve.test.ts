@@ -187,7 +187,10 @@ describe('metnos serve', () => {
     const body = (await response.json()) as { finalKind: string; finalMessage: string };
     expect(body.finalKind).toBe('answer');
     expect(body.finalMessage).toContain('The last lines are:\ntuesday\nwednesday');
+    const answered = Date.now();
     expect(await server.exited).toEqual({ code: 0, signal: null });
+    // it stops once the answer is out, not when the client's kept-alive connection times out
+    expect(Date.now() - answered).toBeLessThan(1500);
     expect(server.err()).toContain('SIGTERM, stopping: waiting for 1 turn under way');
     // no new connection is taken once it stops
     await expect(fetch(`${server.url}/api/health`)).rejects.toThrow();

@@ -41,8 +41,13 @@ export async function startServer(settings: ServeSettings) {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await api.drain();
-        (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-        await stopped;
+        // a kept-alive connection goes idle only once its answer is written: close each as it
+        // does, rather than wait for the client's keep-alive to run out
+        const closeIdle = () =>
+          (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+        closeIdle();
+        const sweep = setInterval(closeIdle, 50);
+        await stopped.finally(() => clearInterval(sweep));
       })();
       return closing;
     },
