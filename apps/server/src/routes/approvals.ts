@@ -52,6 +52,8 @@ export interface ApprovalRouteDeps {
   approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny'>;
   pending: PendingCalls;
   /** Told after a decision was recorded, e.g. to resume the turn that waited. */
+  /** The approval store's clock, to leave expired approvals out of the listing (default: now). */
+  clock?: () => Date;
   onDecision?: (decision: { approvalId: string; approved: boolean; call: ProposedCall }) => unknown;
 }
 
@@ -77,7 +79,7 @@ const decisionBody = z
  */
 export function registerApprovalRoutes(app: Hono, deps: ApprovalRouteDeps): void {
   app.get('/api/approvals', async (c) => {
-    const now = Date.now();
+    const now = (deps.clock ?? (() => new Date()))().getTime();
     const listed = [];
     for (const { approvalId, call } of deps.pending.list()) {
       const record = await deps.approvals.get(approvalId);
@@ -103,7 +105,7 @@ export function registerApprovalRoutes(app: Hono, deps: ApprovalRouteDeps): void
     const id = readParam(c, 'id', idParam);
     if (id === undefined) return refuse(c, 400, 'invalid', 'not an approval id');
     const body = await readBody(c, decisionBody);
-    if (!body.ok) return refuse(c, body.status, 'invalid', body.message);
+    if (!body.ok) return refuse(c, body.status, body.error, body.message);
     const pending = deps.pending.get(id);
     const record = await deps.approvals.get(id);
     if (!pending || !record) return refuse(c, 404, 'not_found', `no approval ${id} waits here`);
@@ -117,8 +119,8 @@ export function registerApprovalRoutes(app: Hono, deps: ApprovalRouteDeps): void
       );
     const approved = body.value.decision === 'approve';
     const result = approved ? await deps.approvals.approve(id, pending.call) : await deps.approvals.deny(id);
+    // a decided call stays known, so a second decision is told why it is refused (already_used, denied)
     if (!result.ok) return refuse(c, 409, result.reason, result.message);
-    deps.pending.remove(id);
     await deps.onDecision?.({ approvalId: id, approved, call: pending.call });
     return c.json({ id, decision: body.value.decision, callHash: record.callHash });
   });

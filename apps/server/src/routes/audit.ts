@@ -99,7 +99,7 @@ async function readDayFile(
 export function registerAuditRoutes(app: Hono, deps: AuditRouteDeps): void {
   app.get('/api/audit', async (c) => {
     const query = readQuery(c, auditQuery);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     const { day, trace, folder } = query.value;
     const limit = query.value.limit ?? 100;
     const entries: Array<Record<string, unknown> & { folder: Folder }> = [];

@@ -32,7 +32,9 @@ export const limitParam = z
 /** An id in a path: letters, digits and `_ . : -`, at most 128 characters. */
 export const idParam = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'not an id');
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; status: 400 | 413; message: string };
+type Parsed<T> =
+  | { ok: true; value: T }
+  | { ok: false; status: 400 | 413; error: 'invalid' | 'too_large'; message: string };
 
 function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -70,9 +72,19 @@ async function readCapped(request: Request, max: number): Promise<string | undef
 export async function readBody<T>(c: Context, schema: z.ZodType<T>): Promise<Parsed<T>> {
   const text = await readCapped(c.req.raw, MAX_BODY_BYTES);
   if (text === undefined)
-    return { ok: false, status: 413, message: `the body is larger than ${MAX_BODY_BYTES} bytes` };
+    return {
+      ok: false,
+      status: 413,
+      error: 'too_large',
+      message: `the body is larger than ${MAX_BODY_BYTES} bytes`,
+    };
   if (jsonTextDepth(text) > MAX_BODY_DEPTH)
-    return { ok: false, status: 400, message: `the body nests deeper than ${MAX_BODY_DEPTH} levels` };
+    return {
+      ok: false,
+      status: 400,
+      error: 'invalid',
+      message: `the body nests deeper than ${MAX_BODY_DEPTH} levels`,
+    };
   let value: unknown;
   try {
     value = JSON.parse(text, (key, member) => {
@@ -83,13 +95,14 @@ export async function readBody<T>(c: Context, schema: z.ZodType<T>): Promise<Par
     return {
       ok: false,
       status: 400,
+      error: 'invalid',
       message: error instanceof HostileKey ? `the key "${error.key}" is refused` : 'the body is not JSON',
     };
   }
   const parsed = schema.safeParse(value);
   return parsed.success
     ? { ok: true, value: parsed.data }
-    : { ok: false, status: 400, message: firstIssue(parsed.error) };
+    : { ok: false, status: 400, error: 'invalid', message: firstIssue(parsed.error) };
 }
 
 class HostileKey extends Error {
@@ -110,17 +123,17 @@ export function readQuery<T>(c: Context, schema: z.ZodType<T>): Parsed<T> {
   const query: Record<string, string> = Object.create(null);
   for (const [key, value] of params) {
     if (HOSTILE_KEYS.has(key))
-      return { ok: false, status: 400, message: `the parameter "${key}" is refused` };
+      return { ok: false, status: 400, error: 'invalid', message: `the parameter "${key}" is refused` };
     if (Object.hasOwn(query, key))
-      return { ok: false, status: 400, message: `the parameter "${key}" is given twice` };
+      return { ok: false, status: 400, error: 'invalid', message: `the parameter "${key}" is given twice` };
     if (value.length > MAX_QUERY_VALUE)
-      return { ok: false, status: 400, message: `the parameter "${key}" is too long` };
+      return { ok: false, status: 400, error: 'invalid', message: `the parameter "${key}" is too long` };
     query[key] = value;
   }
   const parsed = schema.safeParse(query);
   return parsed.success
     ? { ok: true, value: parsed.data }
-    : { ok: false, status: 400, message: firstIssue(parsed.error) };
+    : { ok: false, status: 400, error: 'invalid', message: firstIssue(parsed.error) };
 }
 
 /** A path parameter through its schema; undefined when it does not pass. */

@@ -48,7 +48,7 @@ export function registerExecutorRoutes(app: Hono, deps: ExecutorRouteDeps): void
 
   app.get('/api/executors', (c) => {
     const query = readQuery(c, listQuery);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     const quarantined = catalog.quarantined();
     const rows = catalog.list();
     return c.json({
@@ -78,7 +78,7 @@ export function registerExecutorRoutes(app: Hono, deps: ExecutorRouteDeps): void
     const name = readParam(c, 'name', nameParam);
     if (name === undefined) return refuse(c, 400, 'invalid', 'not an executor name');
     const body = await readBody(c, action === 'archive' ? archiveBody : versionBody);
-    if (!body.ok) return refuse(c, body.status, 'invalid', body.message);
+    if (!body.ok) return refuse(c, body.status, body.error, body.message);
     const wanted = body.value.version;
     const known = catalog
       .list()

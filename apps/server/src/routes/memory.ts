@@ -44,7 +44,7 @@ export function registerMemoryRoutes(app: Hono, deps: MemoryRouteDeps): void {
 
   app.get('/api/memory/fastpaths', (c) => {
     const query = limitOf(c, 100);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     const all = deps.fastpath.list();
     return c.json({
       total: all.length,
@@ -64,7 +64,7 @@ export function registerMemoryRoutes(app: Hono, deps: MemoryRouteDeps): void {
 
   app.get('/api/memory/autopaths', (c) => {
     const query = limitOf(c, 100);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     // as `metnos memory list`: candidates are not yet learned, and not shown
     const learned = deps.autopath.list().filter((entry) => entry.status !== 'candidate');
     const clusters = deps.autopath.clusters();
@@ -95,7 +95,7 @@ export function registerMemoryRoutes(app: Hono, deps: MemoryRouteDeps): void {
 
   app.get('/api/memory/anti', (c) => {
     const query = limitOf(c, 100);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     const all = deps.autopath.antiAutopaths();
     return c.json({
       total: all.length,
@@ -110,7 +110,7 @@ export function registerMemoryRoutes(app: Hono, deps: MemoryRouteDeps): void {
 
   app.get('/api/memory/observations', (c) => {
     const query = limitOf(c, 50);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     return c.json({
       entries: deps.autopath.recentObservations(query.limit).map((row) => ({
         id: row.id,
@@ -132,7 +132,7 @@ export function registerMemoryRoutes(app: Hono, deps: MemoryRouteDeps): void {
     const gaps = deps.gaps;
     if (!gaps) return refuse(c, 404, 'not_found', 'this server keeps no gap log');
     const query = limitOf(c, 100);
-    if (!query.ok) return refuse(c, query.status, 'invalid', query.message);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     const all = gaps.list();
     return c.json({
       total: all.length,
