@@ -1,4 +1,9 @@
 import type { Hono } from 'hono';
+import { z } from 'zod';
+import { readQuery, refuse } from './common.ts';
+
+/** `GET /api/doctor` takes no parameter: above all no `repair`, a GET changes nothing. */
+const noQuery = z.object({}).strict();
 
 /**
  * What {@link registerDoctorRoutes} runs: the checks of `metnos doctor`, as
@@ -38,6 +43,8 @@ export function registerDoctorRoutes(app: Hono, deps: DoctorRouteDeps = {}): voi
     return { ...report, skipped };
   };
   app.get('/api/doctor', async (c) => {
+    const query = readQuery(c, noQuery);
+    if (!query.ok) return refuse(c, query.status, query.error, query.message);
     running ??= run().finally(() => {
       running = undefined;
     });
