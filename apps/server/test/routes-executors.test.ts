@@ -169,6 +169,21 @@ describe('the executor routes', () => {
     ];
     for (const body of bodies)
       await expectRefusal(await post('/api/executors/mailer/promote', undefined, body), 400, 'invalid');
+    // each refused for its own reason, not only by the strict schema
+    const proto = await expectRefusal(
+      await post('/api/executors/mailer/promote', undefined, '{"version":"1.0.0","__proto__":{}}'),
+      400,
+    );
+    expect(proto.message).toBe('the key "__proto__" is refused');
+    const deep = await expectRefusal(
+      await post(
+        '/api/executors/mailer/promote',
+        undefined,
+        `{"version":${'['.repeat(20)}${']'.repeat(20)}}`,
+      ),
+      400,
+    );
+    expect(deep.message).toMatch(/nests deeper than 8 levels/);
     await expectRefusal(
       await post('/api/executors/mailer/promote', undefined, JSON.stringify({ version: 'x'.repeat(40_000) })),
       413,

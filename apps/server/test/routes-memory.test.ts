@@ -156,6 +156,8 @@ describe('the memory routes', () => {
       for (const path of ['fastpaths', 'autopaths', 'anti', 'observations', 'gaps'])
         await expectRefusal(await api.call(`/api/memory/${path}?${query}`), 400, 'invalid');
     }
+    const proto = await expectRefusal(await api.call('/api/memory/fastpaths?__proto__=1'), 400);
+    expect(proto.message).toBe('the parameter "__proto__" is refused');
   });
 
   it('forget one remembered plan or autopath by id; an unknown or hostile id forgets nothing', async () => {
