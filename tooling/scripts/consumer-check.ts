@@ -7,8 +7,10 @@
 //      that must not compile;
 //   2. runs tooling/consumer/src/main.ts with Node 24: each package's README example
 //      against the real seed executors and the real sandbox;
-//   3. runs the installed `metnos` binary: --version, init, a sandboxed executor run.
+//   3. runs the installed `metnos` binary: --version, init, a sandboxed executor run, ask, and
+//      serve (one turn over HTTP with the token init made, then SIGTERM and exit 0).
 // Usage: pnpm check:consumer [--keep]   (--keep leaves the project; a failure always does)
+import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,10 +129,10 @@ async function typecheck(project: string, packages: PackedPackage[]): Promise<st
 
 /**
  * The installed `metnos` binary, as a new user meets it: its version, `init` (with a key), one
- * sandboxed seed run, then the author flow (new, sign, test, run by name) and one `ask`, all from
- * the workspace folder outside the checkout.
+ * sandboxed seed run, then the author flow (new, sign, test, run by name), one `ask` and one
+ * `serve`, all from the workspace folder outside the checkout.
  */
-async function runCli(project: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function runCli(project: string, env: NodeJS.ProcessEnv, home: string): Promise<string> {
   const metnos = join(project, 'node_modules', '.bin', 'metnos');
   const workspaceDir = join(project, 'cli-workspace');
   const version = (await runOrThrow(metnos, ['--version'], { cwd: project, env })).trim();
@@ -155,7 +157,49 @@ async function runCli(project: string, env: NodeJS.ProcessEnv): Promise<string> 
     throw new Error(`metnos executor run hello: ${JSON.stringify(hello)}`);
   const answer = await runOrThrow(metnos, ['ask', 'what time is it?'], inWorkspace);
   if (!/^It is \d\d:\d\d/m.test(answer)) throw new Error(`metnos ask: ${answer}`);
-  return `${version}; init, executor run fs_read, new/sign/test/run hello, ask: all from the workspace`;
+  await serveOnce(metnos, inWorkspace, join(home, '.config', 'metnos', 'server.token'));
+  return `${version}; init, executor run fs_read, new/sign/test/run hello, ask, serve: all from the workspace`;
+}
+
+/**
+ * `metnos serve --port 0` from the installed package: the URL it prints, one turn through the API
+ * with the token init made (401 without it), then SIGTERM and exit 0.
+ */
+async function serveOnce(
+  metnos: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+  tokenFile: string,
+) {
+  const child = spawn(metnos, ['serve', '--port', '0'], { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  try {
+    const deadline = Date.now() + 30_000;
+    const listening = () => /listening on (http:\/\/\S+)/.exec(output)?.[1];
+    while (!listening()) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`metnos serve: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const url = listening();
+    const token = (await readFile(tokenFile, 'utf8')).trim();
+    if ((await fetch(`${url}/api/health`)).status !== 401)
+      throw new Error('metnos serve: no 401 without the token');
+    const turn = await fetch(`${url}/api/turns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ request: 'what time is it?' }),
+    });
+    const body = (await turn.json()) as { finalMessage?: string };
+    if (turn.status !== 200 || !/^It is \d\d:\d\d/.test(body.finalMessage ?? ''))
+      throw new Error(`metnos serve: POST /api/turns ${turn.status} ${JSON.stringify(body)}`);
+    child.kill('SIGTERM');
+    const code = await exited;
+    if (code !== 0) throw new Error(`metnos serve exited ${code} on SIGTERM:\n${output}`);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 }
 
 const keep = process.argv.includes('--keep');
@@ -200,7 +244,7 @@ try {
     }),
   );
   process.stdout.write(output.replace(/^(?=.)/gm, '             '));
-  await stage('cli', () => runCli(project, runEnv), String);
+  await stage('cli', () => runCli(project, runEnv, home), String);
 } catch (error) {
   failed = true;
   console.error(`\n${(error as Error).message}`);
