@@ -15,6 +15,7 @@ const REQUIRED_FILES: Record<string, string[]> = {
   '@metnos/autopath': ['drizzle/meta/_journal.json'],
   '@metnos/planner': ['drizzle/meta/_journal.json'],
   '@metnos/cli': ['seeds/metnos-release.pub', 'seeds/fs_read/manifest.sig'],
+  '@metnos/server': ['drizzle/meta/_journal.json'],
 };
 
 const DEPENDENCY_FIELDS = ['dependencies', 'peerDependencies', 'optionalDependencies', 'devDependencies'];
