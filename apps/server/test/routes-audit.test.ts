@@ -139,5 +139,8 @@ describe('the audit route', () => {
       '__proto__=1&day=2026-05-01',
     ])
       await expectRefusal(await api.call(`/api/audit?${query}`), 400, 'invalid');
+    // a long value is refused before any pattern runs over it
+    const long = await expectRefusal(await api.call(`/api/audit?trace=${'t'.repeat(5000)}`), 400);
+    expect(long.message).toBe('the parameter "trace" is too long');
   });
 });
