@@ -149,6 +149,11 @@ describe('metnos serve', () => {
     expect((await api(server.url, '/api/health', { auth: null })).status).toBe(401);
     expect((await api(server.url, '/api/health', { auth: 'x'.repeat(43) })).status).toBe(401);
 
+    // the scheduler runs in the server's process, with memory aging as a built-in
+    const schedules = await api(server.url, '/api/schedules');
+    expect(schedules.status).toBe(200);
+    expect(JSON.stringify(await schedules.json())).toContain('memory_aging');
+
     const turn = await api(server.url, '/api/turns', {
       method: 'POST',
       body: JSON.stringify({ request: 'what time is it?' }),

@@ -227,7 +227,7 @@ export async function openLearningEngine(
       engineVariant(options.variant),
     );
     const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
-    return { engine, memory, close };
+    return { engine, memory, close, invoker: parts.invoker };
   } catch (error) {
     close();
     throw error;

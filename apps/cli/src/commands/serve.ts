@@ -2,7 +2,13 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfigDir } from '@metnos/executor-sdk';
-import { ServerTokenError, serverToken, startServer, TOKEN_FILE } from '@metnos/server';
+import {
+  ServerTokenError,
+  serverToken,
+  startSchedulerService,
+  startServer,
+  TOKEN_FILE,
+} from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
 
@@ -25,7 +31,8 @@ Options:
   --config-dir <dir>    where server.token is (default METNOS_CONFIG_DIR, else ~/.config/metnos)
 
 Calls that need approval are not asked on the terminal: the turn ends pending and the client sees it.
-Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"}.
+Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"},
+/api/schedules (the scheduler runs in this process; its store is <workspace>/.runtime/scheduler.sqlite).
 `;
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
@@ -100,16 +107,26 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   const kind = engineKindOf(undefined, context.config);
   if (kind === 'loop')
     io.err('note: the server runs the learning engine ([runtime] engine = "loop" is for ask)');
-  const { engine, memory, close } = await openLearningEngine(context, io, {
+  const { engine, memory, close, invoker } = await openLearningEngine(context, io, {
     yes: false,
     ask: false,
     variant: kind === 'loop' ? 'learning' : kind,
   });
   const stop = stopSignal();
+  // the scheduler lives in this process: its store beside the workspace's other runtime files, its
+  // firings audited with the scheduler as caller, memory aging daily at 04:00 as a built-in
+  const schedules = startSchedulerService({
+    path: join(context.place.workspace, '.runtime', 'scheduler.sqlite'),
+    engine,
+    invoker,
+    workspace: context.place.workspace,
+    onError: (error) =>
+      io.err(`metnos serve: a scheduler tick failed: ${(error as Error)?.message ?? error}`),
+  });
   try {
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer({ token, engine, hostname, port });
+      server = await startServer({ token, engine, hostname, port, scheduler: schedules.scheduler });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE')
@@ -135,6 +152,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     return 0;
   } finally {
     stop.dispose();
+    await schedules.stop();
     close();
   }
 }
