@@ -32,7 +32,7 @@ Options:
 
 Calls that need approval are not asked on the terminal: the turn ends pending and the client sees it.
 Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"},
-/api/schedules (the scheduler runs in this process; its store is <workspace>/.runtime/scheduler.sqlite).
+/api/schedules (the scheduler runs in this process; its store is scheduler.sqlite in the data dir).
 `;
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
@@ -113,10 +113,12 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     variant: kind === 'loop' ? 'learning' : kind,
   });
   const stop = stopSignal();
-  // the scheduler lives in this process: its store beside the workspace's other runtime files, its
-  // firings audited with the scheduler as caller, memory aging daily at 04:00 as a built-in
+  // the scheduler lives in this process, its firings audited with the scheduler as caller, memory
+  // aging daily at 04:00 as a built-in. Its store is in the data dir, beside memory and approvals,
+  // not under the workspace: executors may write the workspace, and one that could add a schedule
+  // would run calls nobody asked for.
   const schedules = startSchedulerService({
-    path: join(context.place.workspace, '.runtime', 'scheduler.sqlite'),
+    path: join(context.data, 'scheduler.sqlite'),
     engine,
     invoker,
     workspace: context.place.workspace,
