@@ -153,6 +153,13 @@ describe('metnos serve', () => {
     const schedules = await api(server.url, '/api/schedules');
     expect(schedules.status).toBe(200);
     expect(JSON.stringify(await schedules.json())).toContain('memory_aging');
+    // and the admin routes over this workspace's own stores, catalog, approvals, audit and checks
+    const executors = await api(server.url, '/api/executors');
+    expect(executors.status).toBe(200);
+    expect(JSON.stringify(await executors.json())).toContain('fs_read');
+    for (const path of ['/api/memory/fastpaths', '/api/approvals', '/api/doctor'])
+      expect((await api(server.url, path)).status, path).toBe(200);
+    expect((await api(server.url, '/api/audit?day=2026-02-30')).status).toBe(400);
 
     const turn = await api(server.url, '/api/turns', {
       method: 'POST',

@@ -1,4 +1,10 @@
 export { type AppSettings, createApp, publicTurn, type ServerEngine } from './app.ts';
+export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
+export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';
+export type { AuditRouteDeps } from './routes/audit.ts';
+export type { DoctorRouteDeps } from './routes/doctor.ts';
+export type { ExecutorRouteDeps } from './routes/executors.ts';
+export type { MemoryRouteDeps } from './routes/memory.ts';
 export { registerScheduleRoutes, type ScheduleRouteSettings } from './routes/schedules.ts';
 export { type Schedule, ScheduleInputError, Scheduler } from './scheduler/index.ts';
 export {

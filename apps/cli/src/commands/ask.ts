@@ -227,7 +227,7 @@ export async function openLearningEngine(
       engineVariant(options.variant),
     );
     const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
-    return { engine, memory, close, invoker: parts.invoker };
+    return { engine, memory, close, invoker: parts.invoker, parts, stores: { fastpath, autopath, gaps } };
   } catch (error) {
     close();
     throw error;

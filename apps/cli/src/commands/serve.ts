@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfigDir } from '@metnos/executor-sdk';
 import {
+  createPendingCalls,
   ServerTokenError,
   serverToken,
   startSchedulerService,
@@ -11,6 +12,8 @@ import {
 } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
+import { integrityFindings } from './doctor-integrity.ts';
+import { storeFindings } from './doctor-stores.ts';
 
 export const SERVE_HELP = `metnos serve — the always-on assistant: the HTTP API of this workspace
 
@@ -107,7 +110,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   const kind = engineKindOf(undefined, context.config);
   if (kind === 'loop')
     io.err('note: the server runs the learning engine ([runtime] engine = "loop" is for ask)');
-  const { engine, memory, close, invoker } = await openLearningEngine(context, io, {
+  const { engine, memory, close, invoker, parts, stores } = await openLearningEngine(context, io, {
     yes: false,
     ask: false,
     variant: kind === 'loop' ? 'learning' : kind,
@@ -128,7 +131,24 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   try {
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer({ token, engine, hostname, port, scheduler: schedules.scheduler });
+      server = await startServer({
+        token,
+        engine,
+        hostname,
+        port,
+        scheduler: schedules.scheduler,
+        api: {
+          memory: stores,
+          executors: { catalog: parts.catalog },
+          approvals: { approvals: parts.vaglio.approvals, pending: createPendingCalls() },
+          audit: { auditDir: join(context.place.workspace, '.audit') },
+          // the same checks as `metnos doctor --json`, never with repair: a GET changes nothing
+          doctor: {
+            integrity: () => integrityFindings(context.place),
+            stores: () => storeFindings(context.data),
+          },
+        },
+      });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE')
