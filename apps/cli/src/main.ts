@@ -10,6 +10,7 @@ Usage:
   metnos ask "<request>"                       one turn: the request answered through the executors
   metnos serve [--port <n>] [--host <addr>]    the always-on assistant: the HTTP API, until Ctrl-C
   metnos feedback <turn-id> <up|down|retry>    tell the memory how a turn went
+  metnos schedule add|list|pause|resume|cancel|run-now   what Metnos does at a cadence
   metnos replay <turn-id>                      run a recorded turn again and check every step against it
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
@@ -45,6 +46,8 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/ask.ts')).askCommand(rest, io);
       case 'serve':
         return await (await import('./commands/serve.ts')).serveCommand(rest, io);
+      case 'schedule':
+        return await (await import('./commands/schedule.ts')).scheduleCommand(rest, io);
       case 'feedback':
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'replay':

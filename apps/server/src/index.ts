@@ -6,7 +6,14 @@ export type { DoctorRouteDeps } from './routes/doctor.ts';
 export type { ExecutorRouteDeps } from './routes/executors.ts';
 export type { MemoryRouteDeps } from './routes/memory.ts';
 export { registerScheduleRoutes, type ScheduleRouteSettings } from './routes/schedules.ts';
-export { type Schedule, ScheduleInputError, Scheduler } from './scheduler/index.ts';
+export {
+  CadenceError,
+  resolveCadence,
+  type Schedule,
+  ScheduleInputError,
+  ScheduleNotFoundError,
+  Scheduler,
+} from './scheduler/index.ts';
 export {
   BUILTIN_TASKS,
   createScheduledFire,

@@ -71,7 +71,7 @@ export function engineKindOf(flag: string | undefined, config: AppConfig, env = 
   return name as EngineKind;
 }
 
-async function confirm(io: CliIo, question: string): Promise<boolean> {
+export async function confirm(io: CliIo, question: string): Promise<boolean> {
   if (!process.stdin.isTTY) return false;
   const readline = createInterface({ input: process.stdin, output: process.stderr });
   try {
