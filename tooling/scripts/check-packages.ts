@@ -15,7 +15,12 @@ const REQUIRED_FILES: Record<string, string[]> = {
   '@metnos/autopath': ['drizzle/meta/_journal.json'],
   '@metnos/planner': ['drizzle/meta/_journal.json'],
   '@metnos/cli': ['seeds/metnos-release.pub', 'seeds/fs_read/manifest.sig'],
-  '@metnos/server': ['drizzle/meta/_journal.json'],
+  '@metnos/server': [
+    'drizzle/meta/_journal.json',
+    'console/index.html',
+    'console/console.js',
+    'console/console.css',
+  ],
 };
 
 const DEPENDENCY_FIELDS = ['dependencies', 'peerDependencies', 'optionalDependencies', 'devDependencies'];

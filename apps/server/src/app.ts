@@ -2,6 +2,7 @@ import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@me
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
+import { registerConsole } from './console.ts';
 import { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 import { registerScheduleRoutes } from './routes/schedules.ts';
 import type { Scheduler } from './scheduler/scheduler.ts';
@@ -99,6 +100,7 @@ async function readJson(
  * bearer token; turns run through the engine at most `maxConcurrentTurns`
  * at once, and `inFlight()` tells a graceful shutdown what it must wait for.
  *
+ * - `GET /` and `/console/console.{js,css}`: the web console, without the token (it asks for it)
  * - `GET /api/health`
  * - `POST /api/turns` `{ request }` → the turn as JSON; with `Accept: text/event-stream`
  *   server-sent events as the turn runs: `started`, `layer` and `pass` for each layer
@@ -112,6 +114,8 @@ async function readJson(
  */
 export function createApp(settings: AppSettings) {
   const app = new Hono();
+  // the console's page and files hold no data and no token: served before the token is asked for
+  registerConsole(app);
   const limit = createLimiter(settings.maxConcurrentTurns ?? 4);
   const running = new Set<Promise<unknown>>();
   const track = <T>(promise: Promise<T>): Promise<T> => {
