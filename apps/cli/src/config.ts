@@ -68,6 +68,29 @@ export const appConfigSchema = z
       .object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) })
       .strict()
       .optional(),
+    channels: z
+      .object({
+        // the bot token stays in the environment: the file names the variable that holds it
+        telegram: z
+          .object({
+            bot_token_env: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the NAME of an environment variable, not the token'),
+            allowed_chat_ids: z.array(z.number().int().refine(Number.isSafeInteger)).min(1),
+            default_chat_id: z.number().int().refine(Number.isSafeInteger).optional(),
+            base_url: z.string().url().optional(),
+          })
+          .strict()
+          .refine(
+            (telegram) =>
+              telegram.default_chat_id === undefined ||
+              telegram.allowed_chat_ids.includes(telegram.default_chat_id),
+            { message: 'default_chat_id must be one of allowed_chat_ids', path: ['default_chat_id'] },
+          )
+          .optional(),
+      })
+      .strict()
+      .optional(),
   })
   .passthrough();
 

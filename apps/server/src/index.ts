@@ -1,4 +1,11 @@
 export { type AppSettings, createApp, publicTurn, type ServerEngine } from './app.ts';
+export {
+  type ApprovalsFlow,
+  type ApprovalsFlowSettings,
+  createApprovalsFlow,
+  type HeldCall,
+  type TurnOrigin,
+} from './approvals-flow.ts';
 export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';
 export type { AuditRouteDeps } from './routes/audit.ts';

@@ -182,7 +182,14 @@ function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string
 export async function openLearningEngine(
   context: Runtime,
   io: CliIo,
-  options: { yes: boolean; strict?: boolean; variant: EngineVariant; ask?: boolean },
+  options: {
+    yes: boolean;
+    strict?: boolean;
+    variant: EngineVariant;
+    ask?: boolean;
+    /** Calls approved elsewhere (serve: an approval decided over HTTP or Telegram, in its re-run). */
+    approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean>;
+  },
 ) {
   const { config, data, place } = context;
   const parts = await context.build();
@@ -216,6 +223,7 @@ export async function openLearningEngine(
         },
         approved: async (call) =>
           options.yes ||
+          (options.approved !== undefined && (await options.approved(call))) ||
           (options.ask !== false &&
             (await confirm(io, `Run ${call.tool} with ${JSON.stringify(call.args)}?`))),
         // plans' verify steps are ruled by the vaglio's verifier (without one, a verify step blocks)

@@ -3,12 +3,18 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfigDir } from '@metnos/executor-sdk';
 import {
+  type ApprovalsFlow,
+  createApprovalsFlow,
   createPendingCalls,
+  createTelegramChannel,
+  createTelegramClient,
   ServerTokenError,
   serverToken,
   startSchedulerService,
   startServer,
+  type TelegramChannel,
   TOKEN_FILE,
+  telegramDelivery,
 } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
@@ -33,7 +39,11 @@ Options:
   --workspace <dir>     the workspace the executors work in
   --config-dir <dir>    where server.token is (default METNOS_CONFIG_DIR, else ~/.config/metnos)
 
-Calls that need approval are not asked on the terminal: the turn ends pending and the client sees it.
+Calls that need approval are not asked on the terminal: the turn ends pending, GET /api/approvals
+lists the call with its hash, and POST /api/approvals/<id> {"decision": "approve", "callHash": "…"}
+runs the request again with that call approved (the answer comes back in "resumed").
+With [channels.telegram] in metnos.toml the bot answers its allowed chats, asks approvals with
+buttons, and receives the results of schedules whose channel is telegram.
 Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"},
 /api/schedules (the scheduler runs in this process; its store is scheduler.sqlite in the data dir).
 `;
@@ -106,15 +116,48 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   }
 
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  // the bot token, when a chat channel is configured, before anything is built: the file names its variable
+  const telegramConfig = context.config.channels?.telegram;
+  const botToken = telegramConfig && process.env[telegramConfig.bot_token_env];
+  if (telegramConfig && !botToken)
+    throw new CliFailure(
+      `[channels.telegram] in metnos.toml: the environment variable ${telegramConfig.bot_token_env} (bot_token_env) is not set; put the bot token in it`,
+      2,
+    );
   // the server drives the learning engine; a workspace set to the loop engine gets its default
   const kind = engineKindOf(undefined, context.config);
   if (kind === 'loop')
     io.err('note: the server runs the learning engine ([runtime] engine = "loop" is for ask)');
+  // an approval decided over HTTP or Telegram lets the flow's re-run of its turn run that call
+  let flow: ApprovalsFlow | undefined;
   const { engine, memory, close, invoker, parts, stores } = await openLearningEngine(context, io, {
     yes: false,
     ask: false,
     variant: kind === 'loop' ? 'learning' : kind,
+    approved: async (call) => (flow ? flow.approved(call) : false),
   });
+  let telegram: TelegramChannel | undefined;
+  const pending = createPendingCalls();
+  flow = createApprovalsFlow({
+    engine,
+    approvals: parts.vaglio.approvals,
+    catalog: parts.catalog,
+    pending,
+    deliver: async (origin, text) => telegram?.deliver(origin.chatId, text),
+    onWarning: (message) => io.err(`metnos serve: ${message}`),
+  });
+  // every turn, the HTTP API's and the scheduler's, goes through the flow, which holds the calls it stops at
+  const served = flow.wrap(engine);
+  if (telegramConfig && botToken) {
+    const log = (message: string, fields?: Record<string, unknown>) =>
+      io.err(`metnos serve: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+    telegram = createTelegramChannel({
+      client: createTelegramClient({ token: botToken, baseUrl: telegramConfig.base_url }),
+      allowedChatIds: telegramConfig.allowed_chat_ids,
+      ...flow.telegram,
+      logger: { info: log, warn: log },
+    });
+  }
   const stop = stopSignal();
   // the scheduler lives in this process, its firings audited with the scheduler as caller, memory
   // aging daily at 04:00 as a built-in. Its store is in the data dir, beside memory and approvals,
@@ -122,25 +165,35 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   // would run calls nobody asked for.
   const schedules = startSchedulerService({
     path: join(context.data, 'scheduler.sqlite'),
-    engine,
+    engine: served,
     invoker,
+    ...(telegram
+      ? {
+          deliver: telegramDelivery(
+            telegram,
+            telegramConfig?.default_chat_id ?? telegramConfig?.allowed_chat_ids[0],
+          ),
+        }
+      : {}),
     workspace: context.place.workspace,
     onError: (error) =>
       io.err(`metnos serve: a scheduler tick failed: ${(error as Error)?.message ?? error}`),
   });
+  const polling = new AbortController();
+  let telegramRun: Promise<void> | undefined;
   try {
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
       server = await startServer({
         token,
-        engine,
+        engine: served,
         hostname,
         port,
         scheduler: schedules.scheduler,
         api: {
           memory: stores,
           executors: { catalog: parts.catalog },
-          approvals: { approvals: parts.vaglio.approvals, pending: createPendingCalls() },
+          approvals: { approvals: parts.vaglio.approvals, pending, onDecision: flow.onDecision },
           audit: { auditDir: join(context.place.workspace, '.audit') },
           // the same checks as `metnos doctor --json`, never with repair: a GET changes nothing
           doctor: {
@@ -161,6 +214,12 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
       io.err(
         `warning: listening on ${hostname}, not only this machine: anyone who reaches port ${server.port} can send requests, and only the bearer token stops them (plain HTTP: put TLS in front of it)`,
       );
+    if (telegram && telegramConfig) {
+      telegramRun = telegram.run(polling.signal);
+      io.err(
+        `metnos serve: telegram: answering ${telegramConfig.allowed_chat_ids.length} allowed chat${telegramConfig.allowed_chat_ids.length === 1 ? '' : 's'}`,
+      );
+    }
     io.out(
       `metnos serve: listening on ${server.url} (${kind === 'loop' ? 'learning' : kind} engine${memory}; bearer token in ${join(configDir, TOKEN_FILE)}; Ctrl-C stops)`,
     );
@@ -169,11 +228,15 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     io.err(
       `metnos serve: ${signal}, stopping${waiting > 0 ? `: waiting for ${waiting} turn${waiting === 1 ? '' : 's'} under way` : ''}`,
     );
-    await server.close();
+    // no new chat messages; the turns they started finish, as the HTTP ones do
+    polling.abort();
+    await Promise.all([server.close(), telegramRun]);
     io.err('metnos serve: stopped');
     return 0;
   } finally {
     stop.dispose();
+    polling.abort();
+    await telegramRun?.catch(() => undefined);
     await schedules.stop();
     close();
   }

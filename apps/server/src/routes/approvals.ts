@@ -51,9 +51,12 @@ export interface ApprovalRouteDeps {
   /** The vaglio's approval store: the only place an approval is given or refused. */
   approvals: Pick<ApprovalStore, 'get' | 'approve' | 'deny'>;
   pending: PendingCalls;
-  /** Told after a decision was recorded, e.g. to resume the turn that waited. */
   /** The approval store's clock, to leave expired approvals out of the listing (default: now). */
   clock?: () => Date;
+  /**
+   * Told after a decision was recorded, e.g. to resume the turn that waited;
+   * an object it returns (`{ resumed }`) is added to the decision's answer.
+   */
   onDecision?: (decision: { approvalId: string; approved: boolean; call: ProposedCall }) => unknown;
 }
 
@@ -121,7 +124,9 @@ export function registerApprovalRoutes(app: Hono, deps: ApprovalRouteDeps): void
     const result = approved ? await deps.approvals.approve(id, pending.call) : await deps.approvals.deny(id);
     // a decided call stays known, so a second decision is told why it is refused (already_used, denied)
     if (!result.ok) return refuse(c, 409, result.reason, result.message);
-    await deps.onDecision?.({ approvalId: id, approved, call: pending.call });
-    return c.json({ id, decision: body.value.decision, callHash: record.callHash });
+    // what onDecision returns as an object (the resumed turn) goes back with the decision
+    const told = await deps.onDecision?.({ approvalId: id, approved, call: pending.call });
+    const extra = told !== null && typeof told === 'object' && !Array.isArray(told) ? told : {};
+    return c.json({ ...extra, id, decision: body.value.decision, callHash: record.callHash });
   });
 }
