@@ -2,7 +2,7 @@
 //
 // Rules this file keeps:
 // - every value that comes from the API becomes a text node (`textContent`, `h(…)` children),
-//   never markup: there is no innerHTML, insertAdjacentHTML or document.write anywhere;
+//   never markup: nothing here turns a string into HTML (the test reads this file for such calls);
 // - the bearer token lives in this tab's sessionStorage only and travels in the
 //   Authorization header, never in an address, a cookie or the page.
 

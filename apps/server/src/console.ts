@@ -40,9 +40,9 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Mounts the console on `app`: `GET /` (the page) and `GET /console/console.js`,
- * `/console/console.css`. Register it before the bearer token's middleware:
- * these three answers hold no data and no token (the page asks for the token
+ * Mounts the console on `app`: `GET /` (the page), `GET /console/console.js`,
+ * `/console/console.css` and an empty `/favicon.ico`. Register it before the bearer token's middleware:
+ * these answers hold no data and no token (the page asks for the token
  * and sends it as `Authorization: Bearer` on every API call), while every
  * other path, `/api/*` and any other `/console/*`, still needs the token.
  * The files are read once, here.
@@ -58,4 +58,6 @@ export function registerConsole(app: Hono): void {
     const answer = (c: Context) => c.body(body, 200, { ...CONSOLE_HEADERS, 'content-type': type });
     app.get(path, answer);
   }
+  // browsers ask for it unprompted: nothing, rather than a 401 in the console's log
+  app.get('/favicon.ico', (c) => c.body(null, 204, { ...CONSOLE_HEADERS }));
 }
