@@ -28,9 +28,10 @@ import { startSchedulerService } from '../src/scheduler/wiring.ts';
 import { startServer } from '../src/serve.ts';
 
 const SKIP = process.env.METNOS_SKIP_BROWSER === '1';
-const CHROMIUM = [process.env.METNOS_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
-  (path): path is string => typeof path === 'string' && path !== '' && existsSync(path),
-);
+/** METNOS_CHROMIUM when set (and only it), else Debian's chromium. */
+const CHROMIUM =
+  process.env.METNOS_CHROMIUM ||
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 const TOKEN = 'c'.repeat(43);
 const SCREENSHOT = join(process.env.TMPDIR ?? tmpdir(), 'metnos-console.png');
 
@@ -171,14 +172,13 @@ export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspac
   });
 }
 
+if (SKIP) console.warn('console e2e: skipped because METNOS_SKIP_BROWSER=1 (the browser tests did not run)');
+
 beforeAll(async () => {
-  if (SKIP) {
-    console.log('console e2e: skipped because METNOS_SKIP_BROWSER=1');
-    return;
-  }
-  if (!CHROMIUM)
+  if (SKIP) return;
+  if (!CHROMIUM || !existsSync(CHROMIUM))
     throw new Error(
-      "console e2e: no Chromium at /usr/bin/chromium (nor METNOS_CHROMIUM): install Debian's chromium (`apt-get install -y chromium`; .ci/run does it as root), or set METNOS_SKIP_BROWSER=1 to skip these tests",
+      `console e2e: no Chromium at ${CHROMIUM ?? '/usr/bin/chromium'}: install Debian's chromium (apt-get install -y chromium; .ci/run does it as root), or set METNOS_SKIP_BROWSER=1 to skip these tests`,
     );
   await setup();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--disable-gpu'] });
