@@ -48,14 +48,15 @@ function setup() {
   const engine = {
     async runTurn(request: string): Promise<EngineResult> {
       const turnId = `t${++turns}`;
-      const base = {
-        turnId,
-        layer: 'engine',
-        language: 'en',
-        steps: [],
-        modelCalls: 0,
-        latencyMs: 1,
-      } as const;
+      const base: Pick<EngineResult, 'turnId' | 'layer' | 'language' | 'steps' | 'modelCalls' | 'latencyMs'> =
+        {
+          turnId,
+          layer: 'engine',
+          language: 'en',
+          steps: [],
+          modelCalls: 0,
+          latencyMs: 1,
+        };
       if (turns === 1) {
         const call: ProposedCall = {
           executor: executorContract(catalog.get('note_write')!),
