@@ -381,17 +381,24 @@ async function loadApprovals() {
     fill(
       where,
       approvals.map((approval) => {
-        const said = h('p', { className: 'muted', role: 'status' });
-        const decide = (decision) => (event) =>
-          busy(event.currentTarget, said, async () => {
+        const said = h('div', { className: 'decision muted', role: 'status' });
+        const decide = (decision) => (event) => {
+          const buttons = event.currentTarget.parentElement;
+          return busy(event.currentTarget, said, async () => {
             // the decision carries the hash of the call shown here, and holds only for that call
-            await api(`/api/approvals/${encodeURIComponent(approval.id)}`, {
+            const decided = await api(`/api/approvals/${encodeURIComponent(approval.id)}`, {
               method: 'POST',
               body: { decision, callHash: approval.callHash },
             });
-            fill(said, decision === 'approve' ? 'approved' : 'denied');
-            setTimeout(loadApprovals, 800);
+            buttons.remove();
+            // the server may run the request again once approved: its answer comes with the decision
+            fill(
+              said,
+              decision === 'approve' ? 'approved' : 'denied',
+              decided.resumed ? renderAnswer(decided.resumed) : null,
+            );
           });
+        };
         return h(
           'article',
           { className: 'card approval', dataset: { id: approval.id } },

@@ -23,6 +23,7 @@ import { startOllamaServer } from '@metnos/planner/test';
 import { createApprovalStore, createVaglio } from '@metnos/vaglio';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApprovalsFlow, createApprovalsFlow } from '../src/approvals-flow.ts';
 import { createPendingCalls } from '../src/routes/approvals.ts';
 import { startSchedulerService } from '../src/scheduler/wiring.ts';
 import { startServer } from '../src/serve.ts';
@@ -129,18 +130,14 @@ export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspac
   model = await startOllamaServer();
   approvals = createApprovalStore({ path: join(root, 'approvals.json') });
   const pending = createPendingCalls();
-  const vaglio = createVaglio({ approvals });
+  // as metnos serve wires it: the vaglio opens the confirmation, the approvals flow holds the call,
+  // and an approval re-runs the request with that call, and only it, let through once
+  let flow: ApprovalsFlow | undefined;
   const engine = createEngine({
     catalog,
     invoker,
-    // the vaglio itself; the call it opens a confirmation for is held for the approval routes
-    reviewer: {
-      async evaluate(call, context) {
-        const verdict = await vaglio.evaluate(call, context);
-        if (verdict.pending) pending.add({ approvalId: verdict.pending.id, call });
-        return verdict;
-      },
-    },
+    reviewer: createVaglio({ approvals }),
+    approved: (call) => flow?.approved(call) ?? false,
     models: {
       fast: createOllamaModel({ model: 'qwen3:8b', baseUrl: model.url, think: false }),
     },
@@ -150,9 +147,10 @@ export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspac
     gaps,
     workspace,
   });
+  flow = createApprovalsFlow({ engine, approvals, catalog, pending });
   schedules = startSchedulerService({
     path: join(root, 'data', 'scheduler.sqlite'),
-    engine,
+    engine: flow.wrap(engine),
     invoker,
     workspace,
     tickMs: 200,
@@ -160,13 +158,13 @@ export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspac
   });
   server = await startServer({
     token: TOKEN,
-    engine,
+    engine: flow.wrap(engine),
     port: 0,
     scheduler: schedules.scheduler,
     api: {
       memory: { fastpath, autopath, gaps },
       executors: { catalog },
-      approvals: { approvals, pending },
+      approvals: { approvals, pending, onDecision: flow.onDecision },
       audit: { auditDir: join(workspace, '.audit') },
     },
   });
@@ -285,7 +283,7 @@ describe.skipIf(SKIP)('the web console in Chromium', () => {
     expect(await rows.count()).toBe(0);
   });
 
-  it('shows a call that waits for approval and approves it, bound to its hash', async () => {
+  it('shows a call that waits for approval, approves it bound to its hash, and shows the run it let through', async () => {
     await page.locator('nav a[data-view=chat]').click();
     model.push(intent('write', 'file'), writePlan);
     await page.locator('#chat-input').fill(WRITE_REQUEST);
@@ -305,10 +303,18 @@ describe.skipIf(SKIP)('the web console in Chromium', () => {
     const id = await card.getAttribute('data-id');
     const hash = await card.locator('code').textContent();
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    // approving re-runs the request: the model plans it again, and this time the call runs
+    model.push(intent('write', 'file'), writePlan);
     await card.locator('button.approve').click();
-    await expect.poll(() => card.textContent()).toContain('approved');
-    const record = await approvals.get(id!);
-    expect(record).toMatchObject({ state: 'approved', callHash: hash });
+    const resumed = card.locator('.answer');
+    await resumed.waitFor();
+    expect(await card.locator('.decision').textContent()).toMatch(/^approved/);
+    expect(await resumed.locator('.message').textContent()).toBe('written');
+    expect(await readFile(join(workspace, 'out.md'), 'utf8')).toBe('hello');
+    // the approval was for that hash, and is used up
+    expect(await approvals.get(id!)).toMatchObject({ callHash: hash });
+    expect((await approvals.get(id!))?.state).not.toBe('pending');
+    await page.locator('button[data-refresh=approvals]').click();
     await page.locator('#approvals-list', { hasText: 'nothing waits for you' }).waitFor();
   });
 
