@@ -182,6 +182,8 @@ interface Outcome {
   error?: 'status' | 'network' | 'non-answer';
   detail?: string;
   layer?: string;
+  /** For a memory turn answered elsewhere: why the layers above passed it on. */
+  passed?: string;
 }
 async function turn(kind: Kind, request: string): Promise<Outcome> {
   const started = performance.now();
@@ -196,16 +198,26 @@ async function turn(kind: Kind, request: string): Promise<Outcome> {
     const ms = performance.now() - started;
     if (!response.ok)
       return { kind, ms, error: 'status', detail: `HTTP ${response.status} ${text.slice(0, 160)}` };
-    const body = JSON.parse(text) as { layer: string; finalKind: string; finalMessage: string };
+    const body = JSON.parse(text) as {
+      layer: string;
+      finalKind: string;
+      finalMessage: string;
+      passes: Array<{ layer: string; reason: string }>;
+    };
+    const passed =
+      kind === 'memory' && body.layer !== 'fastpath'
+        ? body.passes.map((pass) => `${pass.layer}: ${pass.reason}`).join(' | ')
+        : undefined;
     if (body.finalKind !== 'answer')
       return {
         kind,
         ms,
         layer: body.layer,
+        ...(passed ? { passed } : {}),
         error: 'non-answer',
         detail: `${body.finalKind} at ${body.layer}: ${body.finalMessage.slice(0, 160)}`,
       };
-    return { kind, ms, layer: body.layer };
+    return { kind, ms, layer: body.layer, ...(passed ? { passed } : {}) };
   } catch (error) {
     return {
       kind,
@@ -363,6 +375,12 @@ const details = new Map<string, number>();
 for (const error of errors)
   details.set(`${error.kind}: ${error.detail}`, (details.get(`${error.kind}: ${error.detail}`) ?? 0) + 1);
 for (const [detail, times] of [...details].slice(0, 8)) console.log(`  ${times}× ${detail}`);
+
+const missed = new Map<string, number>();
+for (const outcome of memoryTurns)
+  if (outcome.passed) missed.set(outcome.passed, (missed.get(outcome.passed) ?? 0) + 1);
+if (missed.size > 0) console.log('\nmemory turns not served by the fastpath, and why it passed them on:');
+for (const [reason, times] of [...missed].slice(0, 6)) console.log(`  ${times}× ${reason.slice(0, 400)}`);
 
 const growth = (atEnd.rss - afterWarmup.rss) / afterWarmup.rss;
 const flat = growth <= RSS_FLAT_LIMIT;
