@@ -1,3 +1,6 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { createVerifier, defineRulePack } from '@metnos/vaglio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineOver, readPlan } from '../__fixtures__/engine.ts';
@@ -165,6 +168,52 @@ describe('turn budgets', () => {
     expect(result).toMatchObject({ layer: 'terminator', termination: { cause: 'budget_exhausted' } });
     expect(result.finalMessage).toContain('1 tool calls');
     expect(wise.requests).toHaveLength(1);
+  });
+});
+
+describe("failures that are not the plan's fault", () => {
+  it('a shortcut whose replay times out or is rate-limited is kept and never becomes an anti-autopath; a real failure drops it', async () => {
+    await writeSignedExecutor({
+      root: world.executors,
+      name: 'gate',
+      key: world.key,
+      errorClasses: ['RateLimited', 'Broken'],
+      contract: { idempotent: false, side_effects: false },
+      sandboxToml: `[sandbox]
+profile = "test"
+min_tier = "none"
+max_duration_ms = 5000
+max_memory_mb = 128
+max_output_bytes = 1048576`,
+      code: `import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineExecutor, fail, ok } from '@metnos/executor-sdk/define';
+export default defineExecutor({ run(args, ctx) {
+  const state = readFileSync(join(ctx.workspace, 'gate.txt'), 'utf8').trim();
+  if (state === 'busy') return fail('RateLimited', 'busy');
+  if (state === 'broken') return fail('Broken', 'broken');
+  return ok({ open: true });
+} });
+`,
+    });
+    await world.catalog.load();
+    const gate = (state: string) => writeFile(join(world.workspace, 'gate.txt'), state);
+    await gate('open');
+    const gatePlan = plan({ steps: [{ tool: 'gate', args: {} }], final_message: 'open' });
+    const { engine, stores } = engineOver(world, {
+      wise: scripted([gatePlan, gatePlan, gatePlan, gatePlan]),
+    });
+    expect((await engine.runTurn('open the gate')).layer).toBe('engine');
+    await gate('busy');
+    for (let round = 0; round < 3; round++) await engine.runTurn('open the gate');
+    await gate('open');
+    const after = await engine.runTurn('open the gate');
+    expect(after).toMatchObject({ layer: 'fastpath', modelCalls: 0, finalMessage: 'open' });
+    await gate('broken');
+    await engine.runTurn('open the gate');
+    await gate('open');
+    expect((await engine.runTurn('open the gate')).layer).not.toBe('fastpath');
+    stores.close();
   });
 });
 

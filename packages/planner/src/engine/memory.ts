@@ -1,3 +1,4 @@
+import { classifyFailure } from '../llm/retry.ts';
 import type { ExecutionOutcome } from './executor.ts';
 import type { Intent } from './intent.ts';
 import { type LayerOutcome, pass } from './layer.ts';
@@ -118,18 +119,32 @@ export async function learnPlan(turn: TurnContext, plan: Plan, intent: Intent): 
   return hash;
 }
 
-/** Counts a failed plan towards its anti-autopath and logs the observation. */
+/**
+ * A failure that says nothing about the plan: transient (a timeout, a rate
+ * limit, the network — the machine was busy, not the plan wrong) or a spent
+ * turn budget. Such a failure never counts towards an anti-autopath and
+ * never drops a shortcut.
+ */
+export function failureIsCircumstantial(outcome: Extract<ExecutionOutcome, { ok: false }>): boolean {
+  return (
+    outcome.error.class === 'BudgetExhausted' ||
+    classifyFailure({ ok: false, error: outcome.error }) === 'transient'
+  );
+}
+
+/** Counts a failed plan towards its anti-autopath (unless the failure was circumstantial) and logs the observation. */
 export async function recordPlanFailure(
   turn: TurnContext,
   layer: string,
   run: { intentHash: string; planHash: string; plan?: unknown },
   outcome: Extract<ExecutionOutcome, { ok: false }>,
 ): Promise<void> {
-  turn.parts.settings.autopath.recordFailure({
-    intentHash: run.intentHash,
-    planHash: run.planHash,
-    reason: outcome.error.message,
-  });
+  if (!failureIsCircumstantial(outcome))
+    turn.parts.settings.autopath.recordFailure({
+      intentHash: run.intentHash,
+      planHash: run.planHash,
+      reason: outcome.error.message,
+    });
   await observeTurn(turn, {
     layer,
     outcome: 'failure',
@@ -191,6 +206,10 @@ export async function replayPlan(
   }
   if (outcome.kind === 'pending_approval') return { answer: pendingApproval(turn, layer, plan, outcome) };
   await recordPlanFailure(turn, layer, entry, outcome);
+  if (failureIsCircumstantial(outcome))
+    return pass(
+      `${match} match ${entry.id} failed at ${outcome.tool} (${outcome.error.class}, not the plan's fault): kept`,
+    );
   hooks.onFailure?.();
   return pass(`${match} match ${entry.id} failed at ${outcome.tool}: ${outcome.error.message}`);
 }
