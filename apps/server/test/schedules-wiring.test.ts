@@ -180,7 +180,7 @@ describe('the scheduler service', () => {
     };
     const first = startSchedulerService(settings);
     const names = () => first.scheduler.list().map((schedule) => schedule.name);
-    expect(names()).toEqual([BUILTIN_TASKS.memoryAging.name, BUILTIN_TASKS.synt.name]);
+    expect(names().sort()).toEqual([BUILTIN_TASKS.memoryAging.name, BUILTIN_TASKS.synt.name]);
     expect(first.builtins.memoryAging).toMatchObject({ cadence: 'daily@04:00', timezone: 'Europe/Rome' });
     const id = first.builtins.memoryAging.id;
     const created = Date.parse(first.builtins.memoryAging.anchor);
