@@ -6,6 +6,7 @@ export {
   type HeldCall,
   type TurnOrigin,
 } from './approvals-flow.ts';
+export { claimStores, OWNER_FILE, type StoresClaim, StoresOwnedError } from './owner.ts';
 export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';
 export type { AuditRouteDeps } from './routes/audit.ts';

@@ -4,11 +4,14 @@ import { parseArgs } from 'node:util';
 import { resolveConfigDir } from '@metnos/executor-sdk';
 import {
   type ApprovalsFlow,
+  claimStores,
   createApprovalsFlow,
   createPendingCalls,
   createTelegramChannel,
   createTelegramClient,
   ServerTokenError,
+  type StoresClaim,
+  StoresOwnedError,
   serverToken,
   startSchedulerService,
   startServer,
@@ -116,6 +119,31 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
   }
 
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  // one server owns the stores of a data folder: a second one is refused before it opens any
+  let claim: StoresClaim;
+  try {
+    claim = claimStores(context.data);
+  } catch (error) {
+    if (error instanceof StoresOwnedError) throw new CliFailure(error.message, 1);
+    throw error;
+  }
+  try {
+    return await serveWith({ context, io, configDir, token, hostname, port });
+  } finally {
+    claim.release();
+  }
+}
+
+/** The server over a data folder this process has claimed. */
+async function serveWith(settings: {
+  context: Awaited<ReturnType<typeof runtime>>;
+  io: CliIo;
+  configDir: string;
+  token: string;
+  hostname: string;
+  port: number;
+}): Promise<number> {
+  const { context, io, configDir, token, hostname, port } = settings;
   // the bot token, when a chat channel is configured, before anything is built: the file names its variable
   const telegramConfig = context.config.channels?.telegram;
   const botToken = telegramConfig && process.env[telegramConfig.bot_token_env];
