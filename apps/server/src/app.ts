@@ -2,9 +2,12 @@ import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@me
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { registerConsole } from './console.ts';
-import { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
-import { registerScheduleRoutes } from './routes/schedules.ts';
+import manifest from '../package.json' with { type: 'json' };
+import { consoleRouteDocs, registerConsole } from './console.ts';
+import { openApiDocument, type RouteDoc } from './openapi.ts';
+import { type ApiRouteDeps, apiRouteDocs, registerApiRoutes } from './routes/api.ts';
+import { idParam } from './routes/common.ts';
+import { registerScheduleRoutes, scheduleRouteDocs } from './routes/schedules.ts';
 import type { Scheduler } from './scheduler/scheduler.ts';
 import { bearerMatches } from './token.ts';
 
@@ -33,7 +36,35 @@ export interface AppSettings {
 /** A request body the API refuses: the field and why. */
 const turnBody = z.object({ request: z.string().trim().min(1).max(8000) }).strict();
 const feedbackBody = z.object({ kind: z.enum(['up', 'down', 'retry']) }).strict();
-const TURN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The routes {@link createApp} itself registers, for the OpenAPI document. */
+const coreRouteDocs: RouteDoc[] = [
+  { method: 'get', path: '/api/health', summary: 'the server is up: `{ ok, turnsInFlight }`' },
+  {
+    method: 'get',
+    path: '/api/openapi.json',
+    summary:
+      'this document: every route this server mounts, generated from the schemas its routes validate with',
+  },
+  {
+    method: 'post',
+    path: '/api/turns',
+    summary: 'runs a turn: the answer as JSON, or with `Accept: text/event-stream` events as the turn runs',
+    description:
+      'Events: `started`, `layer` and `pass` for each layer tried, `step` (started, finished), `approval` when a call waits for one, `answer`. The request is trimmed; an empty one is refused.',
+    body: turnBody,
+    refusals: [400],
+    produces: ['application/json', 'text/event-stream'],
+  },
+  {
+    method: 'post',
+    path: '/api/turns/:id/feedback',
+    summary: "feedback on a turn, through the engine's one feedback path (`retry` answers again)",
+    params: { id: idParam },
+    body: feedbackBody,
+    refusals: [400, 404],
+  },
+];
 
 /** What a turn reports to a client: the engine's result without machine records. */
 export function publicTurn(result: EngineResult) {
@@ -102,6 +133,7 @@ async function readJson(
  *
  * - `GET /` and `/console/console.{js,css}`: the web console, without the token (it asks for it)
  * - `GET /api/health`
+ * - `GET /api/openapi.json`: the OpenAPI 3.1 document of the routes mounted
  * - `POST /api/turns` `{ request }` → the turn as JSON; with `Accept: text/event-stream`
  *   server-sent events as the turn runs: `started`, `layer` and `pass` for each layer
  *   tried, `step` (started, finished) for each plan step, `approval` when a call waits
@@ -137,6 +169,20 @@ export function createApp(settings: AppSettings) {
   app.notFound((c) => c.json({ error: 'not_found', message: `no route ${c.req.method} ${c.req.path}` }, 404));
 
   app.get('/api/health', (c) => c.json({ ok: true, turnsInFlight: running.size }));
+  // the document lists what this app mounts, made once, on first request
+  let openapi: ReturnType<typeof openApiDocument> | undefined;
+  app.get('/api/openapi.json', (c) => {
+    openapi ??= openApiDocument(
+      [
+        ...consoleRouteDocs,
+        ...coreRouteDocs,
+        ...(settings.scheduler ? scheduleRouteDocs : []),
+        ...apiRouteDocs(settings.api ?? {}),
+      ],
+      { version: manifest.version },
+    );
+    return c.json(openapi);
+  });
   if (settings.scheduler) registerScheduleRoutes(app, { scheduler: settings.scheduler });
   if (settings.api) registerApiRoutes(app, settings.api);
 
@@ -176,7 +222,8 @@ export function createApp(settings: AppSettings) {
 
   app.post('/api/turns/:id/feedback', async (c) => {
     const turnId = c.req.param('id');
-    if (!TURN_ID.test(turnId)) return c.json({ error: 'invalid', message: 'not a turn id' }, 400);
+    if (!idParam.safeParse(turnId).success)
+      return c.json({ error: 'invalid', message: 'not a turn id' }, 400);
     const body = await readJson(c.req.raw);
     const parsed = body.ok ? feedbackBody.safeParse(body.value) : undefined;
     if (!body.ok || !parsed?.success)

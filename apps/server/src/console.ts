@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Context, Hono } from 'hono';
+import type { RouteDoc } from './openapi.ts';
 
 /**
  * The web console's files: a static page, one hand-written ES module and a
@@ -13,6 +14,18 @@ const FILES = {
   '/console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
   '/console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
 } as const;
+
+/** The console's files in the OpenAPI document: served without the token, holding no data. */
+export const consoleRouteDocs: RouteDoc[] = [
+  ...Object.entries(FILES).map(([path, { file, type }]) => ({
+    method: 'get' as const,
+    path,
+    summary: `the web console: ${file}`,
+    produces: [type.split(';')[0]!],
+    public: true,
+  })),
+  { method: 'get', path: '/favicon.ico', summary: 'nothing (204)', success: 204, public: true },
+];
 
 /**
  * What every console answer carries. The page runs only the module it was

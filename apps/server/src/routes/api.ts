@@ -1,9 +1,10 @@
 import type { Hono } from 'hono';
-import { type ApprovalRouteDeps, registerApprovalRoutes } from './approvals.ts';
-import { type AuditRouteDeps, registerAuditRoutes } from './audit.ts';
-import { type DoctorRouteDeps, registerDoctorRoutes } from './doctor.ts';
-import { type ExecutorRouteDeps, registerExecutorRoutes } from './executors.ts';
-import { type MemoryRouteDeps, registerMemoryRoutes } from './memory.ts';
+import type { RouteDoc } from '../openapi.ts';
+import { type ApprovalRouteDeps, approvalRouteDocs, registerApprovalRoutes } from './approvals.ts';
+import { type AuditRouteDeps, auditRouteDocs, registerAuditRoutes } from './audit.ts';
+import { type DoctorRouteDeps, doctorRouteDocs, registerDoctorRoutes } from './doctor.ts';
+import { type ExecutorRouteDeps, executorRouteDocs, registerExecutorRoutes } from './executors.ts';
+import { type MemoryRouteDeps, memoryRouteDocs, registerMemoryRoutes } from './memory.ts';
 
 /** The API route groups a server mounts: each only when its dependencies are given. */
 export interface ApiRouteDeps {
@@ -27,4 +28,15 @@ export function registerApiRoutes(app: Hono, deps: ApiRouteDeps): void {
   if (deps.approvals) registerApprovalRoutes(app, deps.approvals);
   if (deps.audit) registerAuditRoutes(app, deps.audit);
   if (deps.doctor) registerDoctorRoutes(app, deps.doctor);
+}
+
+/** The routes {@link registerApiRoutes} mounts for `deps`, for the OpenAPI document. */
+export function apiRouteDocs(deps: ApiRouteDeps): RouteDoc[] {
+  return [
+    ...(deps.memory ? memoryRouteDocs : []),
+    ...(deps.executors ? executorRouteDocs : []),
+    ...(deps.approvals ? approvalRouteDocs : []),
+    ...(deps.audit ? auditRouteDocs : []),
+    ...(deps.doctor ? doctorRouteDocs : []),
+  ];
 }

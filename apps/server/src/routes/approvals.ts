@@ -1,6 +1,7 @@
 import { type ApprovalStore, callHash, type ProposedCall } from '@metnos/vaglio';
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { idParam, readBody, readParam, refuse } from './common.ts';
 
 /** A reinforced confirmation waiting for the person: its approval id and the exact call. */
@@ -66,6 +67,25 @@ const decisionBody = z
     callHash: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 (hex) of the call, as listed'),
   })
   .strict();
+
+/** The routes {@link registerApprovalRoutes} mounts, for the OpenAPI document. */
+export const approvalRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/approvals',
+    summary: 'the calls waiting for a reinforced confirmation, each with its `callHash`',
+  },
+  {
+    method: 'post',
+    path: '/api/approvals/:id',
+    summary: 'approves or denies one call, by the hash that was listed',
+    description:
+      'A hash that is not the one the approval holds is 409 `hash_mismatch` and nothing is decided; an approved call is run again and its answer comes back as `resumed` when the server re-runs turns.',
+    params: { id: idParam },
+    body: decisionBody,
+    refusals: [400, 404, 409, 413],
+  },
+];
 
 /**
  * The reinforced confirmations: what waits, and the person's decision,

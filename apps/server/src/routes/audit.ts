@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AUDIT_SUBDIRS } from '@metnos/executor-sdk';
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { limitParam, readQuery, refuse } from './common.ts';
 
 /** What {@link registerAuditRoutes} reads: a workspace's audit tree. */
@@ -46,6 +47,19 @@ const auditQuery = z
   });
 
 type Folder = (typeof AUDIT_SUBDIRS)[number];
+
+/** The route {@link registerAuditRoutes} mounts, for the OpenAPI document. */
+export const auditRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/audit',
+    summary: "a day's audit lines, or one trace's, oldest first",
+    description:
+      'One of `day` and `trace` is required; `day` must be a day of the calendar. A trace is looked for in the last 31 days (or `day`). Past `limit` (default 100) the latest lines are kept and `truncated` is true.',
+    query: auditQuery,
+    refusals: [400],
+  },
+];
 
 /** A folder of the tree, only when it is a real folder (a link is never followed). */
 async function realFolder(path: string): Promise<boolean> {

@@ -1,9 +1,21 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { readQuery, refuse } from './common.ts';
 
 /** `GET /api/doctor` takes no parameter: above all no `repair`, a GET changes nothing. */
 const noQuery = z.object({}).strict();
+
+/** The route {@link registerDoctorRoutes} mounts, for the OpenAPI document. */
+export const doctorRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/doctor',
+    summary: 'the JSON of `metnos doctor --json` (never with repair); `skipped` names the checks not given',
+    query: noQuery,
+    refusals: [400],
+  },
+];
 
 /**
  * What {@link registerDoctorRoutes} runs: the checks of `metnos doctor`, as

@@ -1,6 +1,7 @@
 import { type Catalog, LifecycleError, VerificationError } from '@metnos/executor-sdk';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { createSerial, limitParam, readBody, readParam, readQuery, refuse } from './common.ts';
 
 /** What {@link registerExecutorRoutes} drives: the catalog's own listing and lifecycle functions. */
@@ -21,6 +22,33 @@ const versionBody = z.object({ version }).strict();
 const listQuery = z.object({ limit: limitParam.optional() }).strict();
 
 type Action = 'archive' | 'rehabilitate' | 'promote';
+
+/** The routes {@link registerExecutorRoutes} mounts, for the OpenAPI document. */
+export const executorRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/executors',
+    summary: 'every version in the catalog: state, default, quarantine reason, side effects',
+    query: listQuery,
+    refusals: [400],
+  },
+  ...(
+    [
+      ['archive', archiveBody, 'archives one version, or every version without `version`'],
+      ['rehabilitate', versionBody, 'brings an archived or quarantined version back, verifying it again'],
+      ['promote', versionBody, 'makes a version the default (writes `CURRENT`)'],
+    ] as const
+  ).map(
+    ([action, body, summary]): RouteDoc => ({
+      method: 'post',
+      path: `/api/executors/:name/${action}`,
+      summary,
+      params: { name: nameParam },
+      body,
+      refusals: [400, 404, 409, 413],
+    }),
+  ),
+];
 
 /**
  * The executor routes: the catalog as `metnos executor list` shows it, and

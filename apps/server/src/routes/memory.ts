@@ -2,6 +2,7 @@ import type { AutopathStore, FastpathStore } from '@metnos/autopath/stores';
 import type { GapLog } from '@metnos/planner';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { cut, idParam, limitParam, readParam, readQuery, refuse } from './common.ts';
 
 /** What {@link registerMemoryRoutes} reads and forgets through: the stores' own functions. */
@@ -16,6 +17,36 @@ export interface MemoryRouteDeps {
 const REQUEST_SHOWN = 60;
 
 const listQuery = z.object({ limit: limitParam.optional() }).strict();
+
+/** The routes {@link registerMemoryRoutes} mounts, for the OpenAPI document. */
+export const memoryRouteDocs: RouteDoc[] = [
+  ...(
+    [
+      ['fastpaths', "L0's remembered plans, newest first (default 100)"],
+      ['autopaths', "L1's clusters and learned plans: champions, challengers, retired (default 100)"],
+      ['anti', 'the anti-autopaths in force (default 100)'],
+      ['observations', 'the latest turns (default 50)'],
+      ['gaps', 'what the Terminator could not do, most frequent first (default 100; 404 without a gap log)'],
+    ] as const
+  ).map(
+    ([name, summary]): RouteDoc => ({
+      method: 'get',
+      path: `/api/memory/${name}`,
+      summary,
+      query: listQuery,
+      refusals: name === 'gaps' ? [400, 404] : [400],
+    }),
+  ),
+  ...(['fastpaths', 'autopaths'] as const).map(
+    (name): RouteDoc => ({
+      method: 'delete',
+      path: `/api/memory/${name}/:id`,
+      summary: `forgets one ${name === 'fastpaths' ? 'remembered plan' : 'autopath'} by id`,
+      params: { id: idParam },
+      refusals: [400, 404],
+    }),
+  ),
+];
 
 /**
  * The memory routes, answering with what `metnos memory list` shows and

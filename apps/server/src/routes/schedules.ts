@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import type { RouteDoc } from '../openapi.ts';
 import { CadenceError, resolveCadence, slotAfter, slotAtOrBefore } from '../scheduler/cadence.ts';
 import {
   hostileInputIssues,
@@ -15,7 +16,9 @@ export interface ScheduleRouteSettings {
   scheduler: Scheduler;
 }
 
-const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const scheduleIdParam = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'not a schedule id');
+/** `GET /api/schedules`: `all=true` adds completed and cancelled schedules; other keys are ignored. */
+const listQuery = z.object({ all: z.enum(['true', 'false']).optional() });
 const BODY_LIMIT = 64 * 1024;
 
 /** `POST /api/schedules`: a schedule's fields, the cadence formally (`cadence`) or as a sentence (`text`). */
@@ -32,6 +35,59 @@ const createBody = scheduleInputSchema
 
 /** `PATCH /api/schedules/:id`: the fields to change, and `approved` for a change of cadence or target. */
 const patchBody = schedulePatchSchema.extend({ approved: z.boolean().default(false) });
+
+/** The routes {@link registerScheduleRoutes} mounts, for the OpenAPI document. */
+export const scheduleRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/schedules',
+    summary: 'active and paused schedules (all with `all=true`), each with `state` and `next_fire`',
+    query: listQuery,
+    refusals: [400],
+  },
+  {
+    method: 'get',
+    path: '/api/schedules/:id/runs',
+    summary: 'the schedule, its append-only history and its slots with outcome and summary',
+    params: { id: scheduleIdParam },
+    refusals: [400, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/schedules',
+    summary: 'creates a schedule: without `confirm: true` only reads the cadence back and creates nothing',
+    description:
+      'Exactly one of `cadence` (formal or a sentence) and `text` (a sentence). Before zod: nesting over 8, `__proto__`/`constructor`/`prototype` keys and strings over 4,000 characters are refused.',
+    body: createBody,
+    success: 201,
+    refusals: [400, 413],
+  },
+  {
+    method: 'patch',
+    path: '/api/schedules/:id',
+    summary:
+      'changes fields; a new cadence, time zone or target needs `approved: true`, else 409 `approval_required`',
+    params: { id: scheduleIdParam },
+    body: patchBody,
+    refusals: [400, 404, 409, 413],
+  },
+  ...(
+    [
+      ['pause', 'active → paused'],
+      ['resume', 'paused → active (missed slots are not fired)'],
+      ['cancel', '→ cancelled (built-ins refuse: pause them)'],
+      ['run-now', 'fires one slot now and returns its outcome'],
+    ] as const
+  ).map(
+    ([name, summary]): RouteDoc => ({
+      method: 'post',
+      path: `/api/schedules/:id/${name}`,
+      summary,
+      params: { id: scheduleIdParam },
+      refusals: [400, 404, 409],
+    }),
+  ),
+];
 
 type Refusal = { status: 400 | 404 | 409 | 413; error: string; message: string; issues?: string[] };
 
@@ -144,17 +200,18 @@ function previewNextFire(
 export function registerScheduleRoutes(app: Hono, settings: ScheduleRouteSettings): void {
   const { scheduler } = settings;
   const scheduleId = (c: Context): string | undefined => {
-    const id = c.req.param('id');
-    return id !== undefined && SCHEDULE_ID.test(id) ? id : undefined;
+    const parsed = scheduleIdParam.safeParse(c.req.param('id'));
+    return parsed.success ? parsed.data : undefined;
   };
   const badId = (c: Context) => refuse(c, { status: 400, error: 'invalid', message: 'not a schedule id' });
 
   app.get('/api/schedules', (c) => {
-    const all = c.req.query('all');
-    if (all !== undefined && all !== 'true' && all !== 'false')
-      return refuse(c, { status: 400, error: 'invalid', message: 'all is true or false' });
+    const query = listQuery.safeParse({ all: c.req.query('all') });
+    if (!query.success) return refuse(c, { status: 400, error: 'invalid', message: 'all is true or false' });
     return c.json({
-      schedules: scheduler.list({ all: all === 'true' }).map((schedule) => view(scheduler, schedule)),
+      schedules: scheduler
+        .list({ all: query.data.all === 'true' })
+        .map((schedule) => view(scheduler, schedule)),
     });
   });
 
