@@ -36,4 +36,5 @@ export {
 } from './scheduler/wiring.ts';
 export { type ServeSettings, startServer } from './serve.ts';
 export * from './telegram/index.ts';
+export { startTelemetry, type Telemetry, TelemetryError, type TelemetrySettings } from './telemetry.ts';
 export { bearerMatches, ServerTokenError, serverToken, TOKEN_FILE } from './token.ts';
