@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createAutopathStore } from './autopath-store.ts';
 
@@ -112,6 +113,39 @@ describe('the autopath store', () => {
     expect(store.get(store.list()[0]!.id)?.status).toBe('retired');
     store.feedback('t1', 'up');
     expect(store.champion(cluster.id, [])).toBeUndefined();
+  });
+
+  it('keeps all of a feedback or none of it: one that fails halfway leaves the store as it was', () => {
+    const client = new Database(':memory:');
+    const store = createAutopathStore({ db: client });
+    const cluster = store.assignCluster(unit(1, 0), 'e');
+    learn(store, { clusterId: cluster.id, planHash: 'head', qualifiers: [] });
+    learn(store, { clusterId: cluster.id, planHash: 'head', qualifiers: [] });
+    store.observe({
+      turnId: 't1',
+      request: 'read the first lines',
+      intentHash: 'read-file',
+      planHash: 'head',
+      layer: 'engine',
+      latencyMs: 5,
+      outcome: 'success',
+    });
+    const before = { rows: store.list(), observations: store.observations('t1') };
+    expect(before.rows[0]?.status).toBe('champion');
+    // the last write of a down vote (its anti-autopath row) fails, as a kill -9 at that point would stop it
+    client.exec(
+      "CREATE TRIGGER no_anti BEFORE INSERT ON anti_autopaths BEGIN SELECT RAISE(ABORT, 'stopped here'); END",
+    );
+    expect(() => store.feedback('t1', 'down')).toThrow('stopped here');
+    expect(store.list()).toEqual(before.rows);
+    expect(store.observations('t1')).toEqual(before.observations);
+    expect(store.champion(cluster.id, [])?.planHash).toBe('head');
+    client.exec('DROP TRIGGER no_anti');
+    store.feedback('t1', 'down');
+    expect(store.champion(cluster.id, [])).toBeUndefined();
+    expect(store.observations('t1')).toHaveLength(2);
+    store.close();
+    client.close();
   });
 
   it('does not promote a plan the user said down to more often than up, however often it succeeds', () => {

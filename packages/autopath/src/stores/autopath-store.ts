@@ -155,6 +155,13 @@ export function createAutopathStore(
   const db = drizzle(client);
   const clock = location.clock ?? (() => new Date());
   const ids = location.ids ?? randomUUID;
+  /**
+   * Runs a write of several statements as one transaction, taking the write
+   * lock first (so another process's writer makes it wait its busy timeout,
+   * never fail halfway): a kill -9 leaves all of it or none. Nested, it is a
+   * savepoint of the outer one.
+   */
+  const atomically = <T>(write: () => T): T => client.transaction(write).immediate();
   const rules = {
     clusterThreshold: location.rules?.clusterThreshold ?? 0.8,
     promoteAfter: location.rules?.promoteAfter ?? 2,
@@ -415,114 +422,124 @@ export function createAutopathStore(
       qualifiers?: string[];
       pinned?: Record<string, string>;
     }): AutopathEntry {
-      const now = clock().toISOString();
-      const existing = statements.byClusterPlan.get({ clusterId: input.clusterId, planHash: input.planHash });
-      if (existing) {
-        const counted = {
-          ...existing,
-          uses: existing.uses + 1,
-          successes: existing.successes + 1,
-          totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
-        };
-        statements.counted.run({
-          id: existing.id,
-          uses: counted.uses,
-          successes: counted.successes,
-          totalLatencyMs: counted.totalLatencyMs,
-          score: compositeScore(counted),
-          now,
-        });
-        if (existing.qualifiers === null && input.qualifiers)
-          db.update(autopaths)
-            .set({ qualifiers: JSON.stringify(input.qualifiers), pinned: JSON.stringify(input.pinned ?? {}) })
-            .where(eq(autopaths.id, existing.id))
-            .run();
-      } else {
-        const id = ids();
-        const row = {
-          id,
+      return atomically(() => {
+        const now = clock().toISOString();
+        const existing = statements.byClusterPlan.get({
           clusterId: input.clusterId,
-          intentHash: input.intentHash,
           planHash: input.planHash,
-          template: JSON.stringify(input.template),
-          slots: JSON.stringify(input.slots),
-          tools: JSON.stringify(input.tools),
-          uses: 1,
-          successes: 1,
-          failures: 0,
-          totalLatencyMs: input.latencyMs,
-          feedbackUp: 0,
-          feedbackDown: 0,
-          score: 0,
-          status: 'candidate' as const,
-          createdAt: now,
-          updatedAt: now,
-          qualifiers: input.qualifiers ? JSON.stringify(input.qualifiers) : null,
-          pinned: JSON.stringify(input.pinned ?? {}),
-        };
-        db.insert(autopaths)
-          .values({ ...row, score: compositeScore(row) })
-          .run();
-      }
-      settleCluster(input.clusterId);
-      return toEntry(
-        statements.byClusterPlan.get({ clusterId: input.clusterId, planHash: input.planHash })!,
-      )!;
+        });
+        if (existing) {
+          const counted = {
+            ...existing,
+            uses: existing.uses + 1,
+            successes: existing.successes + 1,
+            totalLatencyMs: existing.totalLatencyMs + input.latencyMs,
+          };
+          statements.counted.run({
+            id: existing.id,
+            uses: counted.uses,
+            successes: counted.successes,
+            totalLatencyMs: counted.totalLatencyMs,
+            score: compositeScore(counted),
+            now,
+          });
+          if (existing.qualifiers === null && input.qualifiers)
+            db.update(autopaths)
+              .set({
+                qualifiers: JSON.stringify(input.qualifiers),
+                pinned: JSON.stringify(input.pinned ?? {}),
+              })
+              .where(eq(autopaths.id, existing.id))
+              .run();
+        } else {
+          const id = ids();
+          const row = {
+            id,
+            clusterId: input.clusterId,
+            intentHash: input.intentHash,
+            planHash: input.planHash,
+            template: JSON.stringify(input.template),
+            slots: JSON.stringify(input.slots),
+            tools: JSON.stringify(input.tools),
+            uses: 1,
+            successes: 1,
+            failures: 0,
+            totalLatencyMs: input.latencyMs,
+            feedbackUp: 0,
+            feedbackDown: 0,
+            score: 0,
+            status: 'candidate' as const,
+            createdAt: now,
+            updatedAt: now,
+            qualifiers: input.qualifiers ? JSON.stringify(input.qualifiers) : null,
+            pinned: JSON.stringify(input.pinned ?? {}),
+          };
+          db.insert(autopaths)
+            .values({ ...row, score: compositeScore(row) })
+            .run();
+        }
+        settleCluster(input.clusterId);
+        return toEntry(
+          statements.byClusterPlan.get({ clusterId: input.clusterId, planHash: input.planHash })!,
+        )!;
+      });
     },
     /** Records a failure; repeated failures of one plan for one intent make an anti-autopath. */
     recordFailure(input: { intentHash: string; planHash: string; reason: string; clusterId?: string }): {
       anti: boolean;
     } {
-      const now = clock();
-      for (const row of db
-        .select()
-        .from(autopaths)
-        .where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash)))
-        .all()) {
-        db.update(autopaths)
-          .set({ uses: row.uses + 1, failures: row.failures + 1, updatedAt: now.toISOString() })
-          .where(eq(autopaths.id, row.id))
-          .run();
-        rescore(row.id);
-      }
-      const anti = db
-        .select()
-        .from(antiAutopaths)
-        .where(
-          and(eq(antiAutopaths.intentHash, input.intentHash), eq(antiAutopaths.planHash, input.planHash)),
-        )
-        .get();
-      const failures = (anti?.failures ?? 0) + 1;
-      const expiresAt = new Date(now.getTime() + rules.antiDays * 86_400_000).toISOString();
-      if (anti)
-        db.update(antiAutopaths)
-          .set({
-            failures,
-            reason: input.reason,
-            expiresAt: failures >= rules.antiAfter ? expiresAt : anti.expiresAt,
-          })
-          .where(eq(antiAutopaths.id, anti.id))
-          .run();
-      else
-        db.insert(antiAutopaths)
-          .values({
-            id: ids(),
-            intentHash: input.intentHash,
-            planHash: input.planHash,
-            reason: input.reason,
-            failures,
-            expiresAt: failures >= rules.antiAfter ? expiresAt : now.toISOString(),
-            createdAt: now.toISOString(),
-          })
-          .run();
-      const isAnti = failures >= rules.antiAfter;
-      if (isAnti) {
-        db.update(autopaths)
-          .set({ status: 'retired' })
+      return atomically(() => {
+        const now = clock();
+        for (const row of db
+          .select()
+          .from(autopaths)
           .where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash)))
-          .run();
-      }
-      return { anti: isAnti };
+          .all()) {
+          db.update(autopaths)
+            .set({ uses: row.uses + 1, failures: row.failures + 1, updatedAt: now.toISOString() })
+            .where(eq(autopaths.id, row.id))
+            .run();
+          rescore(row.id);
+        }
+        const anti = db
+          .select()
+          .from(antiAutopaths)
+          .where(
+            and(eq(antiAutopaths.intentHash, input.intentHash), eq(antiAutopaths.planHash, input.planHash)),
+          )
+          .get();
+        const failures = (anti?.failures ?? 0) + 1;
+        const expiresAt = new Date(now.getTime() + rules.antiDays * 86_400_000).toISOString();
+        if (anti)
+          db.update(antiAutopaths)
+            .set({
+              failures,
+              reason: input.reason,
+              expiresAt: failures >= rules.antiAfter ? expiresAt : anti.expiresAt,
+            })
+            .where(eq(antiAutopaths.id, anti.id))
+            .run();
+        else
+          db.insert(antiAutopaths)
+            .values({
+              id: ids(),
+              intentHash: input.intentHash,
+              planHash: input.planHash,
+              reason: input.reason,
+              failures,
+              expiresAt: failures >= rules.antiAfter ? expiresAt : now.toISOString(),
+              createdAt: now.toISOString(),
+            })
+            .run();
+        const isAnti = failures >= rules.antiAfter;
+        if (isAnti) {
+          db.update(autopaths)
+            .set({ status: 'retired' })
+            .where(and(eq(autopaths.intentHash, input.intentHash), eq(autopaths.planHash, input.planHash)))
+            .run();
+        }
+        return { anti: isAnti };
+      });
     },
     /** True while an unexpired anti-autopath covers this plan for this intent. */
     isAnti(intentHash: string, planHash: string): boolean {
@@ -651,11 +668,13 @@ export function createAutopathStore(
      * champion. False when there is no autopath with that id.
      */
     remove(id: string): boolean {
-      const row = statements.byId.get({ id });
-      if (!row) return false;
-      db.delete(autopaths).where(eq(autopaths.id, id)).run();
-      settleCluster(row.clusterId);
-      return true;
+      return atomically(() => {
+        const row = statements.byId.get({ id });
+        if (!row) return false;
+        db.delete(autopaths).where(eq(autopaths.id, id)).run();
+        settleCluster(row.clusterId);
+        return true;
+      });
     },
     /** Every cluster without its centroid: id, members, embedder, creation, newest first. */
     clusters(): ClusterRow[] {
@@ -735,48 +754,50 @@ export function createAutopathStore(
      * away, and count towards an anti-autopath (the second makes one).
      */
     feedback(turnId: string, kind: 'up' | 'down' | 'retry'): boolean {
-      const original = db
-        .select()
-        .from(observations)
-        .where(eq(observations.turnId, turnId))
-        .orderBy(desc(observations.id))
-        .get();
-      if (!original) return false;
-      db.insert(observations)
-        .values({ ...original, id: undefined, ts: clock().toISOString(), feedback: kind })
-        .run();
-      if (original.planHash && original.intentHash) {
-        for (const row of db
+      return atomically(() => {
+        const original = db
           .select()
-          .from(autopaths)
-          .where(
-            and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash)),
-          )
-          .all()) {
-          const up = kind === 'up';
-          db.update(autopaths)
-            .set(
-              up
-                ? { feedbackUp: row.feedbackUp + 1 }
-                : {
-                    feedbackDown: row.feedbackDown + 1,
-                    ...(row.status === 'champion' ? { status: 'challenger' as const } : {}),
-                  },
+          .from(observations)
+          .where(eq(observations.turnId, turnId))
+          .orderBy(desc(observations.id))
+          .get();
+        if (!original) return false;
+        db.insert(observations)
+          .values({ ...original, id: undefined, ts: clock().toISOString(), feedback: kind })
+          .run();
+        if (original.planHash && original.intentHash) {
+          for (const row of db
+            .select()
+            .from(autopaths)
+            .where(
+              and(eq(autopaths.intentHash, original.intentHash), eq(autopaths.planHash, original.planHash)),
             )
-            .where(eq(autopaths.id, row.id))
-            .run();
-          rescore(row.id);
-          if (up) promote(row.id);
-          settleCluster(row.clusterId);
+            .all()) {
+            const up = kind === 'up';
+            db.update(autopaths)
+              .set(
+                up
+                  ? { feedbackUp: row.feedbackUp + 1 }
+                  : {
+                      feedbackDown: row.feedbackDown + 1,
+                      ...(row.status === 'champion' ? { status: 'challenger' as const } : {}),
+                    },
+              )
+              .where(eq(autopaths.id, row.id))
+              .run();
+            rescore(row.id);
+            if (up) promote(row.id);
+            settleCluster(row.clusterId);
+          }
+          if (kind !== 'up')
+            store.recordFailure({
+              intentHash: original.intentHash,
+              planHash: original.planHash,
+              reason: `user feedback: ${kind}`,
+            });
         }
-        if (kind !== 'up')
-          store.recordFailure({
-            intentHash: original.intentHash,
-            planHash: original.planHash,
-            reason: `user feedback: ${kind}`,
-          });
-      }
-      return true;
+        return true;
+      });
     },
     observations(turnId?: string): ObservationRow[] {
       return turnId === undefined

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { StoreError, type StoreFailure } from '../errors.ts';
 import { createAutopathStore } from './autopath-store.ts';
 import { createFastpathStore } from './fastpath-store.ts';
-import { moveStoreAside } from './sqlite.ts';
+import { BUSY_TIMEOUT_MS, moveStoreAside, openDatabase } from './sqlite.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'metnos-stores-'));
 
@@ -105,6 +105,15 @@ describe('a store file that cannot be used', () => {
     const store = createFastpathStore({ path: empty });
     expect(store.list()).toEqual([]);
     store.close();
+  });
+});
+
+describe('a store file', () => {
+  it('is opened in WAL mode with a busy timeout, so a writer in another process is waited for', () => {
+    const { client } = openDatabase({ path: join(folder, 'modes.sqlite') });
+    expect(client.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(client.pragma('busy_timeout', { simple: true })).toBe(BUSY_TIMEOUT_MS);
+    client.close();
   });
 });
 

@@ -8,6 +8,13 @@ import { migrateStore, type StoreMigrations } from './migrations.ts';
 /** Storage accepts an open better-sqlite3 database or a file path. */
 export type StoreLocation = { db: Database.Database } | { path: string };
 
+/**
+ * How long a statement waits for another connection's write lock before
+ * SQLITE_BUSY: a writer in another process (`metnos ask` beside a server) is
+ * waited for, not failed on. better-sqlite3's default, said here.
+ */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /** SQLite's files beside a database in WAL mode, which belong to it. */
 const COMPANIONS = ['-wal', '-shm', '-journal'];
 
@@ -35,7 +42,8 @@ function storeError(error: unknown, file: string): StoreError {
 }
 
 /**
- * Opens a SQLite database in WAL mode, so a kill -9 leaves it consistent, and
+ * Opens a SQLite database in WAL mode with a busy timeout of
+ * {@link BUSY_TIMEOUT_MS}, so a kill -9 leaves it consistent, and
  * brings it up to the schema of `migrations` (see {@link migrateStore}: a file
  * from before migrations is adopted, one from a newer Metnos refused). A file
  * is checked whole with `PRAGMA quick_check` first (about 14 ms for a 20 MB
@@ -63,7 +71,7 @@ export function openDatabase(
   let client: Database.Database | undefined;
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    client = new Database(file);
+    client = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     client.pragma('journal_mode = WAL');
     client.pragma('synchronous = NORMAL');
     const check = client.pragma('quick_check', { simple: true });
