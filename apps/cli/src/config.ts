@@ -68,6 +68,20 @@ export const appConfigSchema = z
       .object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) })
       .strict()
       .optional(),
+    // OTLP export of the engine's spans from `metnos serve`; absent, no SDK is set up
+    telemetry: z
+      .object({
+        otlp_endpoint: z
+          .string()
+          .url()
+          .refine(
+            (url) => /^https?:\/\//i.test(url),
+            'an http:// or https:// URL, e.g. http://127.0.0.1:4318/v1/traces',
+          ),
+        service_name: z.string().min(1).max(128).optional(),
+      })
+      .strict()
+      .optional(),
     channels: z
       .object({
         // the bot token stays in the environment: the file names the variable that holds it

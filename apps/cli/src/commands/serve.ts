@@ -15,7 +15,10 @@ import {
   serverToken,
   startSchedulerService,
   startServer,
+  startTelemetry,
   type TelegramChannel,
+  type Telemetry,
+  TelemetryError,
   TOKEN_FILE,
   telegramDelivery,
 } from '@metnos/server';
@@ -47,8 +50,10 @@ lists the call with its hash, and POST /api/approvals/<id> {"decision": "approve
 runs the request again with that call approved (the answer comes back in "resumed").
 With [channels.telegram] in metnos.toml the bot answers its allowed chats, asks approvals with
 buttons, and receives the results of schedules whose channel is telegram.
-Routes: GET /api/health, POST /api/turns {"request": "…"}, POST /api/turns/<id>/feedback {"kind": "up"},
-/api/schedules (the scheduler runs in this process; its store is scheduler.sqlite in the data dir).
+With [telemetry] otlp_endpoint in metnos.toml the engine's spans go to that OTLP/HTTP collector
+(flushed on exit). Routes: GET /api/health, POST /api/turns {"request": "…"},
+POST /api/turns/<id>/feedback {"kind": "up"}, /api/schedules (the scheduler runs in this process; its
+store is scheduler.sqlite in the data dir); GET /api/openapi.json describes every route.
 `;
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
@@ -152,6 +157,22 @@ async function serveWith(settings: {
       `[channels.telegram] in metnos.toml: the environment variable ${telegramConfig.bot_token_env} (bot_token_env) is not set; put the bot token in it`,
       2,
     );
+  // [telemetry]: the engine's spans go to an OTLP collector; without it no SDK is registered
+  let telemetry: Telemetry | undefined;
+  const telemetryConfig = context.config.telemetry;
+  if (telemetryConfig) {
+    try {
+      telemetry = startTelemetry({
+        endpoint: telemetryConfig.otlp_endpoint,
+        serviceName: telemetryConfig.service_name,
+      });
+    } catch (error) {
+      if (error instanceof TelemetryError)
+        throw new CliFailure(`[telemetry] in metnos.toml: ${error.message}`, 2);
+      throw error;
+    }
+    io.err(`metnos serve: telemetry: sending traces to ${telemetryConfig.otlp_endpoint}`);
+  }
   // the server drives the learning engine; a workspace set to the loop engine gets its default
   const kind = engineKindOf(undefined, context.config);
   if (kind === 'loop')
@@ -267,5 +288,13 @@ async function serveWith(settings: {
     await telegramRun?.catch(() => undefined);
     await schedules.stop();
     close();
+    // the spans still batched go out before the process ends
+    await telemetry
+      ?.shutdown()
+      .catch((error: unknown) =>
+        io.err(
+          `metnos serve: telemetry: the last spans were not sent: ${(error as Error)?.message ?? error}`,
+        ),
+      );
   }
 }
