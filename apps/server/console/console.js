@@ -583,9 +583,10 @@ async function loadExecutors() {
 
 function targetOf(schedule) {
   const target = schedule.target;
-  if (target.kind === 'request') return `ask: ${target.text}`;
-  if (target.kind === 'executor') return `run ${target.executor} ${JSON.stringify(target.args ?? {})}`;
-  return `built in: ${target.task ?? schedule.name}`;
+  const to = schedule.channel ? ` → ${schedule.channel}` : '';
+  if (target.kind === 'request') return `ask: ${target.text}${to}`;
+  if (target.kind === 'executor') return `run ${target.executor} ${JSON.stringify(target.args ?? {})}${to}`;
+  return `built in: ${target.task ?? schedule.name}${to}`;
 }
 
 /** The body the form describes, or a message saying what is wrong with it. */
@@ -595,6 +596,9 @@ function scheduleBody() {
   const body = { text: $('schedule-when').value.trim() };
   const zone = $('schedule-timezone').value.trim();
   if (zone) body.timezone = zone;
+  // where the result goes (`telegram`, `telegram:<chat id>`); none: it is only recorded
+  const channel = $('schedule-channel').value.trim();
+  if (channel) body.channel = channel;
   if (kind === 'request') body.target = { kind: 'request', text: what };
   else {
     let args = {};

@@ -1,6 +1,7 @@
 // The web console in a real browser: Debian's Chromium driven by playwright-core, against a real
 // server with a real engine (a loopback model speaking the Ollama protocol), real signed executors
-// run in processes, real memory stores, the vaglio's approval store and the scheduler service.
+// run in processes, real memory stores, the vaglio's approval store and the scheduler service,
+// which delivers a schedule's result through the real Telegram channel to a loopback Bot API.
 //
 // Chromium missing is a failure with the reason, not a skip: METNOS_SKIP_BROWSER=1 is the only
 // way to skip, and it says so.
@@ -25,8 +26,10 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApprovalsFlow, createApprovalsFlow } from '../src/approvals-flow.ts';
 import { createPendingCalls } from '../src/routes/approvals.ts';
-import { startSchedulerService } from '../src/scheduler/wiring.ts';
+import { startSchedulerService, telegramDelivery } from '../src/scheduler/wiring.ts';
 import { startServer } from '../src/serve.ts';
+import { createTelegramChannel, createTelegramClient } from '../src/telegram/index.ts';
+import { type FakeTelegram, startFakeTelegram } from './telegram-server.ts';
 
 const SKIP = process.env.METNOS_SKIP_BROWSER === '1';
 /** METNOS_CHROMIUM when set (and only it), else Debian's chromium. */
@@ -39,6 +42,11 @@ const SCREENSHOT = join(process.env.TMPDIR ?? tmpdir(), 'metnos-console.png');
 /** A request whose text holds markup: the console must show it as text. */
 const READ_REQUEST = 'read diary.md <img src=x data-pwned=1>';
 const WRITE_REQUEST = 'write hello to out.md';
+/** The request a schedule made in the console runs; its answer goes to the Telegram chat. */
+const SCHEDULED_REQUEST = 'read diary.md for me';
+const BOT_TOKEN = '123456:console-e2e-bot';
+/** The one chat the channel allows, and the chat `telegram` delivers to. */
+const CHAT_ID = 4242;
 const intent = (verb: string, object: string) => ({
   text: JSON.stringify({ verb, object, qualifiers: [] }),
 });
@@ -60,6 +68,7 @@ let workspace: string;
 let model: Awaited<ReturnType<typeof startOllamaServer>>;
 let server: Awaited<ReturnType<typeof startServer>>;
 let schedules: ReturnType<typeof startSchedulerService>;
+let telegram: FakeTelegram;
 let approvals: ReturnType<typeof createApprovalStore>;
 let closeStores: () => void;
 let browser: Browser;
@@ -148,11 +157,21 @@ export default defineExecutor({ run(args, ctx) { writeFileSync(join(ctx.workspac
     workspace,
   });
   flow = createApprovalsFlow({ engine, approvals, catalog, pending });
+  // the real Telegram channel over a loopback Bot API; only its delivery is used here (no polling)
+  telegram = await startFakeTelegram(BOT_TOKEN);
+  const channel = createTelegramChannel({
+    client: createTelegramClient({ token: BOT_TOKEN, baseUrl: telegram.baseUrl, requestTimeoutMs: 5000 }),
+    allowedChatIds: [CHAT_ID],
+    handleTurn: async () => ({ text: 'not used in this test' }),
+    resolveApproval: async () => undefined,
+    logger: { info: () => {}, warn: () => {} },
+  });
   schedules = startSchedulerService({
     path: join(root, 'data', 'scheduler.sqlite'),
     engine: flow.wrap(engine),
     invoker,
     workspace,
+    deliver: telegramDelivery(channel, CHAT_ID),
     tickMs: 200,
     timezone: 'UTC',
   });
@@ -195,6 +214,7 @@ afterAll(async () => {
   await schedules?.stop();
   closeStores?.();
   await model?.close();
+  await telegram?.close();
   if (root) await rm(root, { recursive: true, force: true });
 });
 
@@ -374,6 +394,50 @@ describe.skipIf(SKIP)('the web console in Chromium', () => {
       .locator(`#schedules-list .actions[data-schedule="${id}"] button`, { hasText: 'Resume' })
       .waitFor();
     expect(schedules.scheduler.get(id)?.state).toBe('paused');
+  });
+
+  it('creates a schedule for a request with the channel telegram, sees it fire, and the chat gets its answer', async () => {
+    await page.locator('nav a[data-view=schedules]').click();
+    await page.locator('#schedules-list table').waitFor();
+    // the engine answers the request (the model reads and plans it, unless memory answers first)
+    model.push(intent('read', 'file'), readPlan);
+    await page.locator('#schedule-kind').selectOption('request');
+    await page.locator('#schedule-target').fill(SCHEDULED_REQUEST);
+    await page.locator('#schedule-when').fill('every minute');
+    await page.locator('#schedule-channel').fill('telegram');
+    await page.locator('#schedule-form button[type=submit]').click();
+    await page.locator('#schedule-preview code.cadence').waitFor();
+    await page.locator('#schedule-preview button.confirm').click();
+    await page.locator('#schedule-preview', { hasText: 'created' }).waitFor();
+    const created = schedules.scheduler.list().find((s) => s.target.kind === 'request');
+    expect(created).toMatchObject({ cadence: 'every_1_minutes', channel: 'telegram' });
+    const id = created!.id;
+    const row = page.locator('#schedules-list tr', { has: page.locator(`code:text-is("${id}")`) });
+    expect(await row.textContent()).toContain(`ask: ${SCHEDULED_REQUEST} → telegram`);
+
+    // the first slot fires on the next tick; the console shows it ok with the engine's answer
+    const actions = page.locator(`#schedules-list .actions[data-schedule="${id}"]`);
+    const history = page.locator('#schedule-history', { hasText: `History of ${id}` });
+    const slots = history.locator('table').first().locator('tbody tr');
+    await expect
+      .poll(
+        async () => {
+          await actions.locator('button', { hasText: 'History' }).click();
+          await history.waitFor();
+          return slots.last().textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(/ok\d+dear diary/);
+    // delivered: the summary is the answer alone, with no note of a delivery that did not happen
+    expect(await slots.last().textContent()).toMatch(/ok\d+dear diary\n$/);
+
+    // and the loopback Bot API got the answer, for the allowed chat
+    await telegram.waitFor(() => telegram.sent.some((message) => message.chat_id === CHAT_ID), 15_000);
+    expect(telegram.sent).toEqual([expect.objectContaining({ chat_id: CHAT_ID, text: 'dear diary\n' })]);
+
+    await actions.locator('button', { hasText: 'Cancel' }).click();
+    await expect.poll(() => schedules.scheduler.get(id)?.state).toBe('cancelled');
   });
 
   it('searches the audit by day and by trace', async () => {
