@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "fs_list",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:3b5497557e62056e80a901350436c2f5413cee28b2cf6f135e6c2a435e54b4cd",
     "profile_lock": "blake3:8bdfc7b97c2d56d0aa63e2c2e8620e8a07d1a79638dd3e07e5ef87b8a5ed4875"
   },
-  "signature": "8sDo7aaCsp3eaNgH+w2V1hOt/DQbmINC4kVmuSg5iRBlQoHa3rPNg7EM8A9PyZHei5Tb00af4Q+ojHLDCARhBg=="
+  "signature": "SfjskZOM+5A6H1WeJEGRxt94xNFbQcQXvZi05X04P7m59txkwWiUzyvNn71ewTYWJ7J8G38fIq7xSoxU55aIBg=="
 }

@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "fs_move",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:dde1482a3b5d200b1332e50267dc6109491c6a9d6188afcab90006a86edef7d4",
     "profile_lock": "blake3:d21bd1f6d5e7ffcd5d4c56883c6f91601c9f65d763aaacbc835c546045c19426"
   },
-  "signature": "/4b2Qks2bbIndD4AZui7C+XiXHtCV/Z8ulphSzDYRuo/4POS+eetNEuJd3mg63TGMl9+72GS1X485B9zKGgHDQ=="
+  "signature": "++/idD823yJrX2XVOXEJrMCdmUbVMfjpo4QrogySR5VvoyqnVQF/FAj+1tOlhQLUlFcKiE1fBmb1JnW/L9bwAg=="
 }

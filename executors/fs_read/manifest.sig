@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "fs_read",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:afe70b919e82037d5816b130ba1d1f2d85621669d8d01b8a501a387e5e08781d",
     "profile_lock": "blake3:30e3c2910459af25139f8385799594b20cd861e9c51f14c459ec2c58b07eb7c6"
   },
-  "signature": "hKbdUcFfTRiXYl4fP3enKOSq8WOHu6lHOSLcOj0ybDmg5f2MWru3z5os8CQkD0VDVqYNjWt/4LJTMuzOvj66Cg=="
+  "signature": "+z/areTPNC2GE/tTgYQmV5TJlk8wIkhIOF73U4++svI2zhB+j9GIV4lcWShIeMuLwt+y/fgBkmrmDK0col+sDQ=="
 }

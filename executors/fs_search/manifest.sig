@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "fs_search",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:957b578c497d9abb55c5134578368bfe0a9fdf631fd527c5505a27d47a7b3dd5",
     "profile_lock": "blake3:9108354923671da4a012c327cfe80387ebb473c74cad95cdcba42bca2a3b07dd"
   },
-  "signature": "BotUmyMRxfV7aboe/WVcXcX44YyVe2paJQB1fVtAtqtJmEVoAmVN4FHu88R/8TBwq4t5dbH00FXFSQaOFnSXCg=="
+  "signature": "/DcJUS8sSZ8v+nHk0b9LX0dAn86MpyvP8UiY1kE6lA1tIDUjYjB84JwxN9/usmPN0ZPhdqneZdmdQjtSJZ2zBQ=="
 }

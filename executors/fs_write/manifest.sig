@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "fs_write",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:534f77cb257b66178dd797dda45f508cecc130ed50d286a6e5050aa5fb3c27e4",
     "profile_lock": "blake3:fbbd75630ef26c7b7409e51b452449eecc0e755901f02394b5233406a88712ee"
   },
-  "signature": "aOZQK+FOn5iTeBUv4Khwfo57ctzGy7YYo4VKUdrajYMlKdBwIWzOQRbvFESUkJSbT83ZZDaoBUcHLjmdVy+nBA=="
+  "signature": "Jb4TddraUSsM2h9k5z5aGBUTQHSvGcib3Z30/BnBDIhrEfVrGtfPHNa3c12Zy4BZZam+w4FoaymMKzEXC84lAA=="
 }

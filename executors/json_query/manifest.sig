@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "json_query",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:3bdffcbe396e875c239d588a1ec7c9fe0426dab4d3271fdac60fe241a2966e89",
     "profile_lock": "blake3:d9a0d1bd37c6015013b51814f7b61802493185b1b33c59c4ba4861eb6ae6fdd0"
   },
-  "signature": "TQMf/3MhQqPt6JPscpObBG+02cn5l0LeYZgWr/fS60leSwQs7Y9Txs/v2HXLnQPDh9YvqXxqvG4GLTE5/yPcBA=="
+  "signature": "KpUjEK8oOB0SCOy8PgRb6IEaXM1oKQCL2vSlbO6tYO3p69c89KvDLuyxiLdh1CM8YNao8tjxDoE8wF39sISJDg=="
 }

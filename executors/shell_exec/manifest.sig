@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "shell_exec",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:dd9b7a7866f2b829e04f64bfb4c6e85783c1fea24c12f930496eeb3b128bcbed",
     "profile_lock": "blake3:184e63441d905dff7c04f6f43486767640d375c3cc234b01a485c5080f7ee470"
   },
-  "signature": "9WWQG+8nfwyIJwivj8CmBdHq8wxECUM43xJWj/ktuH3TF7Wo1QpwPwa54gPuL9CR0oxfQX4AupBR9Gkx1dtwBg=="
+  "signature": "l426W3sZKaCsAXVqOAmVgHEUj2ZXIAon9UTaR3gGRPXIWonD4eqgyj2dfL+JdghNI9Lgwz0g5u+vUYkmQX51AQ=="
 }

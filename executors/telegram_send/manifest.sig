@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "telegram_send",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:907c813be3f52280e26f364e90a51c3e0b7518d3ed472f8d3d2a65457b405250",
     "profile_lock": "blake3:81f4cbc02c2f238447bc4bd225766ff732e8c434b582ea3df0896eda62a87564"
   },
-  "signature": "F1iuPOzJtTSwJ/TWM6ONy/bUXdf8iyrrlXARiElk2hLg6SvY2AzWZsEAShzf5wYYJtzGI/BvTMBeKqLpxWBPAQ=="
+  "signature": "9iTGWjTop1AHM5YIAURWFOfmUqNsjTSbMU0zOhyR93DqjWZosnVuXEccXCWoNj/zr614Box6c3Sw6Su/UoDAAw=="
 }

@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "text_stats",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:84bdda15bdccb0080af298d295d173060ef89195f8831d0f45b1abfa61c35850",
     "profile_lock": "blake3:242f7ec682a6f678fc95491480cc0c9e127c508a016798490b1ead5a94887760"
   },
-  "signature": "uR/nEmuhnPouMpap6YXyToLEE4Au4ChMc9O2lF/rDEwyEBGpnFCvMfORD/K+3Urn1SO6+LWPtsIMduWKZWF2Ag=="
+  "signature": "bdoKzo7YgX0GJvWUZIMa8cT0NEQDlbJ6ww/HzeHVsamQ+p/76q2vdutH07H3ELD4K53f2FfrPG29YDM09vuMCQ=="
 }

@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "time_now",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:3a83ffabfd770e9c52e73fde077921df857edb0a454ae8f2e7f4790361c16712",
     "profile_lock": "blake3:f0c5d14fe0f714287bdbf73c880bf6058b214ad372af50efe78a016bbe732e9f"
   },
-  "signature": "eBT6SNxGCGssTRCDVgRGjE3nK47pa8eA4SbGdcFuioGx9VM4XDipNgAFbg8KSNYIYqyYxcILm/FIVb5wDUyRCg=="
+  "signature": "eOAEyv7wfDJ8KVQcKBjvJTJcQrd9gfF5ulT1urqA/zSxEIKXFA2lkPF35j6jLpdWKwa+wv/OO0QkPgliOhDlBg=="
 }

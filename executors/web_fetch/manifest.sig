@@ -1,7 +1,7 @@
 {
   "v": 1,
   "alg": "ed25519",
-  "key_id": "ed25519:bad29eb27998c9d7",
+  "key_id": "ed25519:e7ab39ec85a1a166",
   "name": "web_fetch",
   "version": "1.0.0",
   "digests": {
@@ -10,5 +10,5 @@
     "schema": "blake3:aea5eae54388e6370db3821237d117a59eacecc6cd9784ed75211478efb57440",
     "profile_lock": "blake3:95148cd5dc9f03fee30037e40b7c00500ff7bf931e7868017b5af7b08c318894"
   },
-  "signature": "lvq65B5WZD56GsEfOBB49oI41A8xYy9YW90/TPJd7yib0sbbyN1f3wkGtBT7AZOvt5lacVct/LQyfu5QCYn+DQ=="
+  "signature": "rLN8+zTyexgUHT/m/ElHPa5ZHH4EONPUNRdcedtWjmi1heAzSnt52gt1jQcealtcHrW/jLvqE71QjwI/jT9CAg=="
 }
