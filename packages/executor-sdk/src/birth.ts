@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { createAuditLog } from './audit.ts';
 import { createCatalog } from './catalog.ts';
+import type { HostServices } from './host-services.ts';
 import { createInvoker } from './invoke.ts';
 import type { PublicKey } from './keys.ts';
 import type { ExecutorResult } from './result.ts';
@@ -26,6 +27,8 @@ export interface BirthCallOptions {
   config?: Record<string, unknown>;
   /** Pins the executor's clock to this ISO 8601 instant (see `InvokeOptions.asOf`). */
   asOf?: string;
+  /** Host services offered to the call (`http://metnos.host/<service>`), host-only. */
+  hostServices?: HostServices;
 }
 
 /**
@@ -82,6 +85,7 @@ export function createBirthHarness(dir: string, settings: BirthHarnessSettings) 
         traceId: randomUUID(),
         config: options.config,
         ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+        ...(options.hostServices ? { hostServices: options.hostServices } : {}),
       });
     },
   };

@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import type { HostServices } from './host-services.ts';
 import type { DeclaredProfile } from './profile.ts';
 
 /** Who asked for a call, recorded in the audit line. */
@@ -34,6 +35,13 @@ export interface InvocationContext {
    * Never sent to the executor process.
    */
   protect?: readonly ProtectedPath[];
+  /**
+   * The host services this call may reach at `http://metnos.host/<service>`
+   * through the egress proxy, by name. Host-only, like `protect`: never sent
+   * to the executor process. The sandbox offers only those the manifest also
+   * declares (`host:<service>`).
+   */
+  hostServices?: HostServices;
 }
 
 // A calendar date, a time (seconds and a fraction optional) and a zone: an instant, never a local time.

@@ -42,6 +42,17 @@ export {
 } from './errors.ts';
 export { blake3Digest, loadBlake3 } from './hash.ts';
 export {
+  declaredHostServices,
+  HOST_SERVICE_CAPABILITY_PREFIX,
+  HOST_SERVICE_NAME,
+  HOST_SERVICES_NAME,
+  type HostService,
+  type HostServiceAnswer,
+  type HostServiceCall,
+  type HostServices,
+  offeredHostServices,
+} from './host-services.ts';
+export {
   createInvoker,
   hostValidator,
   type InvokeOptions,

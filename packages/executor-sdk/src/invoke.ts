@@ -7,6 +7,7 @@ import type { Catalog } from './catalog.ts';
 import { type Caller, type InvocationContext, invalidAsOf, type ProtectedPath } from './context.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
+import type { HostServices } from './host-services.ts';
 import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
 import type { ExecutorRunner, RunReport } from './runner.ts';
 import type { VerifiedExecutor } from './verify.ts';
@@ -74,6 +75,8 @@ export interface InvokeOptions {
   workspace: string;
   caller: Caller;
   config?: Record<string, unknown>;
+  /** Host services this call may reach (`metnos.host`); host-only, never sent to the process. */
+  hostServices?: HostServices;
   signal?: AbortSignal;
 }
 
@@ -140,6 +143,7 @@ export function createInvoker(settings: InvokerSettings) {
         caller: options.caller,
         config: options.config,
         protect: [...settings.catalog.protectedPaths(), ...(settings.protect ?? [])],
+        ...(options.hostServices ? { hostServices: options.hostServices } : {}),
       };
       const refuse = async (errorClass: string, message: string, executor?: VerifiedExecutor) => {
         const report: RunReport = {

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createConnection, createServer, isIP, type Socket } from 'node:net';
 import { type DomainRule, domainAllowed, isInternalAddress } from './domains.ts';
+import { createHostServiceDispatch, type HostServiceDispatch, isHostServicesName } from './host-services.ts';
 
 /** Resolves a host name to addresses; injectable for tests. */
 export type Lookup = (host: string) => Promise<string[]>;
@@ -18,6 +19,12 @@ export interface EgressProxySettings {
    */
   hostOverrides?: Readonly<Record<string, string>>;
   lookup?: Lookup;
+  /**
+   * The call's host services, answered at `http://metnos.host/<service>`
+   * (see `host-services.ts`). Without it every such request is refused; the
+   * reserved name is never resolved or forwarded either way.
+   */
+  hostServices?: HostServiceDispatch;
 }
 
 /** A running proxy and what it refused. */
@@ -54,6 +61,7 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
   const refusals: string[] = [];
   const lookup = settings.lookup ?? defaultLookup;
   const sockets = new Set<Socket>();
+  const hostServices = settings.hostServices ?? createHostServiceDispatch({ declared: [], offered: {} });
 
   async function destination(host: string, port: number): Promise<{ host: string; port: number } | string> {
     if (isIP(host) !== 0) return `${host}: IP literals are not reachable`;
@@ -116,6 +124,8 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
         rest,
       ]);
     }
+    if (isHostServicesName(host))
+      return hostServices.serve(client, { method, target, headerLines, rest });
     const where = await destination(host, port);
     if (typeof where === 'string') return refuse(client, where);
     const upstream = createConnection({ host: where.host, port: where.port });

@@ -9,6 +9,7 @@ import {
   contextRefusal,
   contractSchema,
   DEFAULT_MAX_WRITE_BYTES,
+  declaredHostServices,
   type ExecutorResult,
   type ExecutorRunner,
   ensureAuditTree,
@@ -19,6 +20,7 @@ import {
   ISOLATION_TIERS,
   type IsolationRecord,
   type IsolationTier,
+  offeredHostServices,
   type ProtectedPath,
   type RunReport,
   type RunRequest,
@@ -35,6 +37,7 @@ import { checkExecRules } from './exec-rules.ts';
 import { forbiddenSet } from './forbidden.ts';
 import { checkHelper } from './helper.ts';
 import { type HostReport, probeHost } from './host-probe.ts';
+import { createHostServiceDispatch, type HostServiceDispatch } from './host-services.ts';
 import { planLaunch } from './launch.ts';
 import { checkArguments, type PolicyViolation, resolveProfile, textKeysOf } from './policy.ts';
 import { metnosOwnPaths } from './protected.ts';
@@ -158,6 +161,15 @@ function secondNames(configDir: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Who a call's host services are told is calling. */
+function callOf(context: RunRequest['context']) {
+  return {
+    traceId: context.traceId,
+    ...(context.turnId ? { turnId: context.turnId } : {}),
+    caller: context.caller,
+  };
 }
 
 /** Turns kernel-limit deaths into `ResourceLimit` with the limit named. */
@@ -385,6 +397,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     let tmpCreated = false;
     let netDir: string | undefined;
     let proxy: EgressProxy | undefined;
+    let hostServices: HostServiceDispatch | undefined;
+    const callEnded = new AbortController();
     let cgroup: CallCgroup | undefined;
     try {
       const expanded = expandProfile(declared, { workspace, tmpDir, home });
@@ -413,13 +427,25 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       await mkdir(tmpDir, { mode: 0o700 });
       tmpCreated = true;
       const standardOrMore = tierRank(tier) >= tierRank('standard');
-      if (standardOrMore && declared.network.mode === 'allowlist' && profile.domains.length > 0) {
+      // host services (metnos.host): what the manifest declares AND the host provides for this call;
+      // the proxy runs for them even when the profile has no network, and then reaches nothing else
+      const offered = offeredHostServices(executor.manifest.executor.capabilities, context.hostServices);
+      const withServices = Object.keys(offered).length > 0;
+      const withNetwork = declared.network.mode === 'allowlist' && profile.domains.length > 0;
+      if (standardOrMore && (withNetwork || withServices)) {
+        hostServices = createHostServiceDispatch({
+          declared: declaredHostServices(executor.manifest.executor.capabilities),
+          offered,
+          call: { executor: { name: executor.name, version: executor.version }, ...callOf(context) },
+          signal: callEnded.signal,
+        });
         netDir = await mkdtemp(join(callsRoot, 'net-'));
         proxy = await startEgressProxy({
           socketPath: join(netDir, 'proxy.sock'),
-          rules: profile.domains,
+          rules: withNetwork ? profile.domains : [],
           hostOverrides: settings.hostOverrides,
           lookup: settings.lookup,
+          hostServices,
         });
       }
       // pids and memory cgroups from the standard tier up: as root the sandbox's uid maps to 0,
@@ -453,7 +479,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       });
       // runChild keeps this record by reference, so the proxy's refusals added below reach the result
       const notes = [...plan.notes];
-      if (proxy) notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+      if (proxy && withNetwork)
+        notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+      if (withServices) notes.push(`host services: ${Object.keys(offered).join(', ')} at http://metnos.host`);
       const isolation: IsolationRecord = { tier, layers: plan.layers, notes };
       const report = await runChild({
         command: plan.command,
@@ -470,6 +498,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       });
       if (proxy && proxy.refusals.length > 0)
         notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
+      if (hostServices) notes.push(...hostServices.log.slice(0, 8));
       const result = classify(report, cgroup, declared.max_memory_mb);
       const exit = result === report.result ? exitKind(report) : 'crash';
       return { result, durationMs: report.durationMs, stdout: report.stdout, exit };
@@ -477,6 +506,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       // the pid namespace is gone with bwrap; the cgroup folders go away in the background
       // (rmdir waits for the kernel to finish reaping), so the caller does not wait for it
       if (cgroup) void cgroup.destroy();
+      callEnded.abort();
       await Promise.all([
         proxy?.close(),
         tmpCreated ? rm(tmpDir, { recursive: true, force: true }) : undefined,
