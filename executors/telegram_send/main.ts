@@ -1,7 +1,12 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { defineExecutor, type ExecutorContext, ExecutorFailure, fail, ok } from '@metnos/executor-sdk/define';
+import {
+  createTelegramClient,
+  DEFAULT_TELEGRAM_BASE_URL,
+  proxyFromEnvironment,
+  TelegramApiError,
+  type TelegramClient,
+  type TelegramMessage,
+} from '@metnos/executor-sdk/telegram';
 
 interface Args {
   text: string;
@@ -16,27 +21,18 @@ interface Output {
   characters: number;
 }
 
-interface Settings {
-  token: string;
-  chatId: string | number;
-  baseUrl: URL;
-  /** Operator mapping of host names to `host:port`, used only for direct connections (no proxy). */
-  overrides: Record<string, string>;
-}
-
-const DEFAULT_BASE_URL = 'https://api.telegram.org';
 const DEADLINE_MARGIN_MS = 500;
 const MAX_RESPONSE_BYTES = 256 * 1024;
-const PROXY_REFUSAL = 'metnos egress proxy:';
 
 /**
- * Reads the bot token, the trusted chat and the API base from the host
- * configuration. None of them can come from the arguments.
+ * The client for the trusted chat, from the host configuration only: the bot
+ * token, the chat and the API base can never come from the arguments, and the
+ * API host must be on this executor's network allow-list.
  */
-function readSettings(ctx: ExecutorContext): Settings {
+function readSettings(ctx: ExecutorContext): { client: TelegramClient; chatId: string | number } {
   const token = ctx.config.bot_token;
   const chatId = ctx.config.chat_id;
-  if (typeof token !== 'string' || !/^[^\s/]{8,}$/.test(token)) {
+  if (typeof token !== 'string' || token === '') {
     throw new ExecutorFailure(
       'NotConfigured',
       'no Telegram bot token is configured for this instance (config bot_token)',
@@ -53,241 +49,82 @@ function readSettings(ctx: ExecutorContext): Settings {
       'no trusted Telegram chat is configured for this instance (config chat_id)',
     );
   }
-  let baseUrl: URL;
+  const baseUrl = typeof ctx.config.base_url === 'string' ? ctx.config.base_url : DEFAULT_TELEGRAM_BASE_URL;
+  let host: string;
   try {
-    baseUrl = new URL(typeof ctx.config.base_url === 'string' ? ctx.config.base_url : DEFAULT_BASE_URL);
+    host = new URL(baseUrl).hostname.toLowerCase();
   } catch {
     throw new ExecutorFailure('NotConfigured', 'config base_url is not a URL');
   }
-  if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') {
-    throw new ExecutorFailure('NotConfigured', 'config base_url must be http or https');
-  }
-  const host = baseUrl.hostname.toLowerCase();
-  const allowed =
-    ctx.profile.network.mode === 'allowlist' && ctx.profile.network.domains.some((domain) => domain === host);
-  if (!allowed) {
+  const network = ctx.profile.network;
+  if (!(network.mode === 'allowlist' && network.domains.some((domain) => domain === host))) {
     throw new ExecutorFailure('Forbidden', `${host} is not on this executor's network allow-list`);
   }
-  const overrides =
-    ctx.config.host_overrides !== null && typeof ctx.config.host_overrides === 'object'
-      ? (ctx.config.host_overrides as Record<string, string>)
-      : {};
-  return { token, chatId, baseUrl, overrides };
-}
-
-function proxyFor(url: URL): URL | undefined {
-  const env = process.env;
-  const value =
-    url.protocol === 'https:'
-      ? (env.HTTPS_PROXY ?? env.https_proxy ?? env.ALL_PROXY ?? env.all_proxy)
-      : (env.HTTP_PROXY ?? env.http_proxy ?? env.ALL_PROXY ?? env.all_proxy);
-  if (!value) return undefined;
+  const overrides = ctx.config.host_overrides;
   try {
-    return new URL(value.includes('://') ? value : `http://${value}`);
-  } catch {
-    return undefined;
+    const client = createTelegramClient({
+      token,
+      baseUrl,
+      proxy: proxyFromEnvironment(baseUrl),
+      hostOverrides:
+        overrides !== null && typeof overrides === 'object' ? (overrides as Record<string, string>) : {},
+      requestTimeoutMs: Math.max(0, ctx.remainingMs() - DEADLINE_MARGIN_MS),
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+    });
+    return { client, chatId };
+  } catch (error) {
+    // The client's refusals (a malformed token, base URL or proxy) never quote the token.
+    throw new ExecutorFailure('NotConfigured', `config: ${(error as Error).message}`);
   }
 }
 
-function networkFailure(error: unknown, host: string): ExecutorFailure {
-  if (error instanceof ExecutorFailure) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  return new ExecutorFailure(
-    'Network',
-    `could not reach ${host}: ${(error as Error).message}${code ? ` (${code})` : ''}`,
-  );
-}
-
-/** A connected socket to the API host, tunnelled through the egress proxy for https when there is one. */
-async function openSocket(settings: Settings, url: URL, proxy: URL | undefined): Promise<Socket> {
-  const host = url.hostname;
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  const connected = (socket: Socket, event: 'connect' | 'secureConnect') =>
-    new Promise<Socket>((resolve, reject) => {
-      socket.once(event, () => resolve(socket));
-      socket.once('error', (error) => reject(networkFailure(error, host)));
+/** The error class for a failed send, or a `RateLimited` outcome Telegram asked for. */
+function sendFailure(error: TelegramApiError) {
+  const said = error.description ? `: ${error.description}` : '';
+  if (error.status === 429) {
+    const wait = error.retryAfter === undefined ? '' : ` ${error.retryAfter} s`;
+    return fail('RateLimited', `Telegram asks to wait${wait} before sending again${said}`, {
+      ...(error.retryAfter === undefined ? {} : { retry_after: error.retryAfter }),
     });
-  if (!proxy) {
-    const override = settings.overrides[host.toLowerCase()];
-    const targetHost = override ? override.replace(/:\d+$/, '') : host;
-    const targetPort = override ? Number(override.split(':').at(-1)) : port;
-    return url.protocol === 'https:'
-      ? connected(tlsConnect({ host: targetHost, port: targetPort, servername: host }), 'secureConnect')
-      : connected(netConnect({ host: targetHost, port: targetPort }), 'connect');
   }
-  if (url.protocol === 'http:') {
-    return connected(netConnect({ host: proxy.hostname, port: Number(proxy.port || 80) }), 'connect');
-  }
-  const tunnel = await new Promise<Socket>((resolve, reject) => {
-    const connectRequest = httpRequest({
-      host: proxy.hostname,
-      port: Number(proxy.port || 80),
-      method: 'CONNECT',
-      path: `${host}:${port}`,
-      headers: { host: `${host}:${port}` },
-      agent: false,
-    });
-    connectRequest.once('connect', (response, socket, head) => {
-      if (response.statusCode === 200) return resolve(socket);
-      const chunks: Buffer[] = [head];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      socket.once('close', () => {
-        const reason = Buffer.concat(chunks).toString('utf8').replace(PROXY_REFUSAL, '').trim();
-        reject(
-          new ExecutorFailure(
-            'Network',
-            `the egress proxy refused ${host}: ${reason || response.statusCode}`,
-          ),
-        );
-      });
-    });
-    connectRequest.once('error', (error) => reject(networkFailure(error, host)));
-    connectRequest.end();
-  });
-  return connected(tlsConnect({ socket: tunnel, servername: host }), 'secureConnect');
-}
-
-/** POSTs JSON to the Bot API and returns the status and the parsed body (undefined when not JSON). */
-async function postJson(settings: Settings, method: string, payload: unknown, deadline: number) {
-  const base = settings.baseUrl.href.replace(/\/+$/, '');
-  const url = new URL(`${base}/bot${settings.token}/${method}`);
-  const proxy = proxyFor(url);
-  const body = Buffer.from(JSON.stringify(payload), 'utf8');
-  const sockets: Socket[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => {
-        for (const socket of sockets) socket.destroy();
-        reject(
-          new ExecutorFailure(
-            'Network',
-            `Telegram did not answer in time; the message may or may not have been delivered`,
-          ),
-        );
-      },
-      Math.max(0, deadline - Date.now()),
+  if (error.kind === 'timeout') {
+    throw new ExecutorFailure(
+      'Network',
+      'Telegram did not answer in time; the message may or may not have been delivered',
     );
-  });
-  const exchange = (async () => {
-    const socket = await openSocket(settings, url, proxy);
-    sockets.push(socket);
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const outgoing = httpRequest({
-        method: 'POST',
-        path: proxy && url.protocol === 'http:' ? url.href : `${url.pathname}${url.search}`,
-        headers: {
-          host: url.host,
-          'content-type': 'application/json',
-          'content-length': String(body.length),
-          'user-agent': 'Metnos-telegram_send/1.0',
-          connection: 'close',
-        },
-        createConnection: () => socket,
-      });
-      outgoing.once('response', resolve);
-      outgoing.once('error', (error) => reject(networkFailure(error, url.hostname)));
-      outgoing.end(body);
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES) break;
-      chunks.push(chunk);
-    }
-    const text = Buffer.concat(chunks).toString('utf8');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.statusCode ?? 0, text, parsed };
-  })();
-  try {
-    return await Promise.race([exchange, timeout]);
-  } finally {
-    clearTimeout(timer);
-    for (const socket of sockets) socket.destroy();
-    exchange.catch(() => undefined);
   }
-}
-
-interface ApiAnswer {
-  ok: boolean;
-  description?: string;
-  retryAfter?: number;
-  messageId?: number;
-  date?: number;
-}
-
-/** Reads the Bot API envelope defensively: only the fields used, each checked for its type. */
-function readAnswer(parsed: unknown): ApiAnswer | undefined {
-  if (parsed === null || typeof parsed !== 'object') return undefined;
-  const record = parsed as Record<string, unknown>;
-  if (typeof record.ok !== 'boolean') return undefined;
-  const result = (record.result ?? {}) as Record<string, unknown>;
-  const parameters = (record.parameters ?? {}) as Record<string, unknown>;
-  return {
-    ok: record.ok,
-    description: typeof record.description === 'string' ? record.description.slice(0, 300) : undefined,
-    retryAfter: typeof parameters.retry_after === 'number' ? parameters.retry_after : undefined,
-    messageId: typeof result.message_id === 'number' ? result.message_id : undefined,
-    date: typeof result.date === 'number' ? result.date : undefined,
-  };
+  if (error.kind === 'network' || error.kind === 'proxy' || error.kind === 'aborted') {
+    throw new ExecutorFailure('Network', error.message);
+  }
+  if (error.status === 401 || error.status === 404) {
+    throw new ExecutorFailure('Unauthorized', `Telegram refused the bot token${said}`);
+  }
+  if (error.status !== undefined && error.status >= 500) {
+    throw new ExecutorFailure('Network', `Telegram answered HTTP ${error.status}${said}`);
+  }
+  if (error.kind === 'malformed') throw new ExecutorFailure('Rejected', error.message);
+  throw new ExecutorFailure('Rejected', `Telegram did not accept the message (HTTP ${error.status})${said}`);
 }
 
 export default defineExecutor<Args, Output>({
   async run(args, ctx) {
-    const settings = readSettings(ctx);
-    const redact = (message: string) => message.split(settings.token).join('<token>');
-    const payload: Record<string, unknown> = {
-      chat_id: settings.chatId,
-      text: args.text,
-      disable_notification: args.silent ?? false,
-      link_preview_options: { is_disabled: args.link_preview === false },
-    };
-    if (args.parse_mode && args.parse_mode !== 'none') payload.parse_mode = args.parse_mode;
-
-    const deadline = ctx.deadline - DEADLINE_MARGIN_MS;
-    let answer: Awaited<ReturnType<typeof postJson>>;
+    const { client, chatId } = readSettings(ctx);
+    let sent: TelegramMessage;
     try {
-      answer = await postJson(settings, 'sendMessage', payload, deadline);
-    } catch (error) {
-      const failure = networkFailure(error, settings.baseUrl.hostname);
-      throw new ExecutorFailure(failure.errorClass, redact(failure.message));
-    }
-    const api = readAnswer(answer.parsed);
-    const said = api?.description ? `: ${redact(api.description)}` : '';
-    if (answer.status === 429) {
-      const retryAfter = api?.retryAfter;
-      const wait = retryAfter === undefined ? '' : ` ${retryAfter} s`;
-      return fail('RateLimited', `Telegram asks to wait${wait} before sending again${said}`, {
-        ...(retryAfter === undefined ? {} : { retry_after: retryAfter }),
+      sent = await client.sendMessage({
+        chatId,
+        text: args.text,
+        ...(args.parse_mode && args.parse_mode !== 'none' ? { parseMode: args.parse_mode } : {}),
+        silent: args.silent ?? false,
+        linkPreview: args.link_preview !== false,
       });
-    }
-    if (answer.status === 401 || answer.status === 404) {
-      throw new ExecutorFailure('Unauthorized', `Telegram refused the bot token${said}`);
-    }
-    if (answer.status >= 500 || answer.status === 0) {
-      throw new ExecutorFailure('Network', `Telegram answered HTTP ${answer.status}${said}`);
-    }
-    if (answer.status === 403 && answer.text.startsWith(PROXY_REFUSAL)) {
-      throw new ExecutorFailure('Network', redact(answer.text.slice(0, 300)));
-    }
-    if (answer.status !== 200 || !api?.ok) {
-      throw new ExecutorFailure(
-        'Rejected',
-        `Telegram did not accept the message (HTTP ${answer.status})${said}`,
-      );
-    }
-    if (api.messageId === undefined) {
-      throw new ExecutorFailure('Rejected', 'Telegram answered without a message id');
+    } catch (error) {
+      if (TelegramApiError.isInstance(error)) return sendFailure(error);
+      throw error;
     }
     return ok({
-      message_id: api.messageId,
-      sent_at: new Date((api.date ?? Math.floor(Date.now() / 1000)) * 1000).toISOString(),
+      message_id: sent.message_id,
+      sent_at: new Date((sent.date ?? Math.floor(Date.now() / 1000)) * 1000).toISOString(),
       characters: [...args.text].length,
     });
   },

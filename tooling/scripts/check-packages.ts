@@ -10,7 +10,12 @@ import { buildAll, type PackedPackage, packAll, REPO, run, runOrThrow, seconds }
 
 /** Files a package cannot work without, beyond what its `exports` name. */
 const REQUIRED_FILES: Record<string, string[]> = {
-  '@metnos/executor-sdk': ['runtime/harness.mjs', 'runtime/define.mjs', 'runtime/json-schema.mjs'],
+  '@metnos/executor-sdk': [
+    'runtime/harness.mjs',
+    'runtime/define.mjs',
+    'runtime/json-schema.mjs',
+    'runtime/telegram.mjs',
+  ],
   '@metnos/sandbox': ['native/metnos-jail.c'],
   '@metnos/autopath': ['drizzle/meta/_journal.json'],
   '@metnos/planner': ['drizzle/meta/_journal.json'],

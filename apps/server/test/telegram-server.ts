@@ -8,6 +8,8 @@ export type Fault = 'http500' | 'garbage' | 'close' | 'echo404';
 export interface Recorded {
   method: string;
   body: Record<string, unknown>;
+  /** The `user-agent` header the call came with. */
+  userAgent: string | undefined;
 }
 
 /**
@@ -213,7 +215,7 @@ export async function startFakeTelegram(token: string): Promise<FakeTelegram> {
         bad(response, "can't parse JSON");
         return;
       }
-      fake.calls.push({ method, body });
+      fake.calls.push({ method, body, userAgent: request.headers['user-agent'] });
       if (method === 'getUpdates') await getUpdates(request, response, body);
       else if (method === 'sendMessage') {
         const text = body.text;

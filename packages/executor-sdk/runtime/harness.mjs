@@ -1,7 +1,7 @@
 // The executor host process. Reads one JSON request on stdin, loads the code
 // file, validates input and output against schema.json, and writes exactly one
 // JSON result line on stdout. Imports are limited to node: built-ins and the
-// define module; everything the code prints goes to stderr.
+// SDK's runtime modules below; everything the code prints goes to stderr.
 import { readFileSync, writeSync } from 'node:fs';
 import { isBuiltin, registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,6 +11,15 @@ import { validate } from './json-schema.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const defineUrl = pathToFileURL(join(here, 'define.mjs')).href;
+/**
+ * The only modules beside node: built-ins an executor may import: host code
+ * of this folder, which the sandbox exposes read-only. Neither imports
+ * anything but node: built-ins, so they load under the same rule.
+ */
+const SDK_MODULES = new Map([
+  ['@metnos/executor-sdk/define', defineUrl],
+  ['@metnos/executor-sdk/telegram', pathToFileURL(join(here, 'telegram.mjs')).href],
+]);
 const RUNTIME_CLASSES = new Set(['InvalidInput', 'InvalidOutput', 'Crashed']);
 // The real clock, taken before any pinning: ctx.remainingMs() measures the deadline with it.
 const realNow = Date.now;
@@ -94,13 +103,14 @@ async function main() {
       return nextLoad(url, loadContext);
     },
     resolve(specifier, resolveContext, nextResolve) {
-      if (specifier === '@metnos/executor-sdk/define') return { url: defineUrl, shortCircuit: true };
+      const sdkModule = SDK_MODULES.get(specifier);
+      if (sdkModule !== undefined) return { url: sdkModule, shortCircuit: true };
       // isBuiltin also knows the prefix-only modules (node:sqlite, node:test, node:sea).
       if (isBuiltin(specifier)) return nextResolve(specifier, resolveContext);
       if (specifier === codeUrl) return { url: codeUrl, format: codeFormat, shortCircuit: true };
       if (resolveContext.parentURL === undefined) return nextResolve(specifier, resolveContext);
       throw new Error(
-        `import of "${specifier}" refused: executors may import only node: built-ins and @metnos/executor-sdk/define`,
+        `import of "${specifier}" refused: executors may import only node: built-ins, ${[...SDK_MODULES.keys()].join(' and ')}`,
       );
     },
   });

@@ -1,14 +1,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   type InlineButton,
+  splitMessage,
   TELEGRAM_CALLBACK_DATA_LIMIT,
   TelegramApiError,
   type TelegramCallbackQuery,
   type TelegramClient,
   type TelegramMessage,
   type TelegramUpdate,
-} from './client.ts';
-import { splitMessage } from './split.ts';
+} from '@metnos/executor-sdk/telegram';
 
 /** An approval a turn is waiting for, as the channel shows it. */
 export interface ChannelApproval {
@@ -263,7 +263,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Telegram
           wait = initialBackoff;
         } catch (error) {
           if (signal.aborted) break;
-          const retryAfter = error instanceof TelegramApiError ? error.retryAfter : undefined;
+          const retryAfter = TelegramApiError.isInstance(error) ? error.retryAfter : undefined;
           const delay = retryAfter === undefined ? wait : Math.max(wait, retryAfter * 1000);
           logger.warn('telegram: polling failed; trying again', { error: describe(error), delayMs: delay });
           await sleep(delay, signal);
@@ -292,7 +292,7 @@ function errorName(error: unknown): string {
 
 /** A client error says what failed (its message is already free of the token); anything else by name. */
 function describe(error: unknown): string {
-  return error instanceof TelegramApiError ? error.message : errorName(error);
+  return TelegramApiError.isInstance(error) ? error.message : errorName(error);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

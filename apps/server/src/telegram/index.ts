@@ -1,17 +1,9 @@
 export {
-  type ChannelApproval,
-  type ChannelLogger,
-  type ChannelReply,
-  createTelegramChannel,
-  NOTICES,
-  type TelegramChannel,
-  type TelegramChannelOptions,
-} from './channel.ts';
-export {
   createTelegramClient,
   DEFAULT_TELEGRAM_BASE_URL,
   type InlineButton,
   redactToken,
+  splitMessage,
   TELEGRAM_CALLBACK_DATA_LIMIT,
   TELEGRAM_MESSAGE_LIMIT,
   TelegramApiError,
@@ -21,5 +13,13 @@ export {
   type TelegramErrorKind,
   type TelegramMessage,
   type TelegramUpdate,
-} from './client.ts';
-export { splitMessage } from './split.ts';
+} from '@metnos/executor-sdk/telegram';
+export {
+  type ChannelApproval,
+  type ChannelLogger,
+  type ChannelReply,
+  createTelegramChannel,
+  NOTICES,
+  type TelegramChannel,
+  type TelegramChannelOptions,
+} from './channel.ts';
