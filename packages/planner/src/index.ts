@@ -32,6 +32,13 @@ export {
 } from './engine/executor.ts';
 export { applyFeedback, type FeedbackKind, type FeedbackOutcome } from './engine/feedback.ts';
 export {
+  BROKERED_SYSTEM_PROMPT,
+  type BrokeredOrigin,
+  createModelService,
+  type ModelServiceLimits,
+  type ModelServiceSettings,
+} from './engine/host-model.ts';
+export {
   extractIntent,
   INTENT_OBJECTS,
   INTENT_VERBS,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ExecutorResult, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { ExecutorResult, HostServices, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { Verifier, VerifierVerdict } from '@metnos/vaglio';
 import type { ChatModel } from '../model.ts';
 import type { CallReviewer, ReviewVerdict } from '../review.ts';
@@ -129,6 +129,12 @@ export interface ExecuteSettings {
   /** Filler answers cached across turns, keyed by plan + filler + request slots. */
   fillerCache?: Map<string, string>;
   executorConfig?: Record<string, Record<string, unknown>>;
+  /**
+   * The host services one step call is offered (`http://metnos.host/<service>`),
+   * asked afresh for every call so per-call caps start at zero; the sandbox
+   * hands an executor only those its manifest declares.
+   */
+  hostServices?: (call: { number: number; tool: string }) => HostServices | undefined;
   /** Call ids whose confirmation the user gave (approval id → granted). */
   approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean> | boolean;
   /** Rules the plan's verify steps (without one, a verify step blocks). */

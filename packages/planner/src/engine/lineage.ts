@@ -22,6 +22,8 @@ export interface ModelCallRecord {
   requestHash: string;
   response?: Pick<ChatResponse, 'text' | 'toolCalls' | 'usage' | 'costUsd' | 'finishReason'>;
   error?: string;
+  /** Set when an executor asked for the call through the `model` host service: which one, in which step call. */
+  brokered?: { executor: string; traceId: string };
 }
 
 /** The sampling parameters the engine asks of every model call unless the caller set them. */
@@ -49,6 +51,8 @@ export function recordingModel(
     counter: { calls: number };
     budget?: TurnBudget;
     defaults?: ModelDefaults;
+    /** The executor call that asked, for a brokered call (`model` host service). */
+    brokered?: ModelCallRecord['brokered'];
   },
 ): ChatModel {
   return {
@@ -83,6 +87,7 @@ export function recordingModel(
           }),
         ),
         requestHash: requestHashOf(request),
+        ...(context.brokered ? { brokered: { ...context.brokered } } : {}),
       };
       context.calls.push(record);
       try {

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { HostService, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { Verifier } from '@metnos/vaglio';
+import type { ChatModel, ChatResponse } from '../model.ts';
 import type { CallReviewer } from '../review.ts';
 import { type ExecutionOutcome, executePlan, resultHash } from './executor.ts';
-import type { ModelCallRecord } from './lineage.ts';
+import { createModelService, type ModelServiceLimits } from './host-model.ts';
+import { type ModelCallRecord, requestHashOf } from './lineage.ts';
 import { canonicalJson, isToolStep, type Plan, parsePlan, planHash, validatePlanShape } from './plan.ts';
 import type { RunMemoryEntry } from './run-memory.ts';
 import type { TurnContext } from './turn-context.ts';
@@ -222,6 +224,8 @@ export interface ReplaySettings {
   workspace: string;
   home: string;
   verifier?: Verifier;
+  /** The caps the turn's `model` host service had (the engine's `modelService`); default the engine's defaults. */
+  modelService?: ModelServiceLimits;
 }
 
 function checkExecutors(bundle: ReplayBundle, byName: Map<string, VerifiedExecutor>): Divergence | undefined {
@@ -298,6 +302,68 @@ function checkPlans(bundle: ReplayBundle, executors: readonly VerifiedExecutor[]
   return undefined;
 }
 
+/**
+ * The `model` host service of a replay: the same service the turn had, with a
+ * model that answers each request from the record of the same executor call
+ * (in order) once its request hash matches, and asks no model. A request the
+ * record does not hold, or holds otherwise, is a divergence.
+ */
+function recordedModelService(
+  bundle: ReplayBundle,
+  limits: ModelServiceLimits | undefined,
+  diverged: (divergence: Divergence) => void,
+): () => HostService {
+  const used = new Set<number>();
+  const answer = (origin: { executor: string; traceId: string }): ChatModel => ({
+    id: 'replay',
+    provider: 'replay',
+    async generate(request) {
+      const record = bundle.modelCalls.find(
+        (call) =>
+          call.brokered?.traceId === origin.traceId &&
+          call.brokered.executor === origin.executor &&
+          !used.has(call.index),
+      );
+      const where = `${origin.executor} (${origin.traceId})`;
+      if (!record) {
+        diverged({
+          at: 'model',
+          tool: origin.executor,
+          expected: 'no further model request',
+          actual: 'a model request',
+          message: `${where} asked the model more often than the record holds`,
+        });
+        throw new ReplayError('not in the record');
+      }
+      used.add(record.index);
+      const { temperature, seed } = record.parameters;
+      const hash = requestHashOf({
+        ...request,
+        ...(temperature === undefined ? {} : { temperature }),
+        ...(seed === undefined ? {} : { seed }),
+      });
+      if (hash !== record.requestHash) {
+        diverged({
+          at: 'model',
+          tool: origin.executor,
+          expected: record.requestHash,
+          actual: hash,
+          message: `${where} asked the model something other than the record holds`,
+        });
+        throw new ReplayError('not the recorded request');
+      }
+      if (!record.response) throw new ReplayError(record.error ?? 'the recorded call failed');
+      return {
+        text: record.response.text,
+        toolCalls: record.response.toolCalls ?? [],
+        usage: record.response.usage,
+        ...(record.response.finishReason === undefined ? {} : { finishReason: record.response.finishReason }),
+      } as ChatResponse;
+    },
+  });
+  return () => createModelService({ model: answer, limits });
+}
+
 /** Side-effecting, non-idempotent executors are not run again by a replay. */
 function skipsOnReplay(executor: VerifiedExecutor | undefined): boolean {
   return executor ? executor.manifest.contract.side_effects : false;
@@ -323,6 +389,10 @@ export async function replayTurn(bundle: ReplayBundle, settings: ReplaySettings)
   const early =
     checkExecutors(bundle, byName) ?? checkPlans(bundle, settings.executors) ?? checkModelPlans(bundle);
   if (early) return { ...report, divergence: early };
+  let modelDivergence: Divergence | undefined;
+  const model = recordedModelService(bundle, settings.modelService, (divergence) => {
+    modelDivergence ??= divergence;
+  });
   for (const [index, run] of bundle.runs.entries()) {
     const recorded = new Map(run.steps.map((step) => [step.number, step]));
     const invoker: Pick<Invoker, 'invoke'> = {
@@ -367,8 +437,10 @@ export async function replayTurn(bundle: ReplayBundle, settings: ReplaySettings)
       retry: { attempts: 1 },
       order: run.order,
       approved: () => false,
+      hostServices: () => ({ model: model() }),
     });
-    const divergence = compareRun(index + 1, run, outcome);
+    const divergence =
+      (modelDivergence && { ...modelDivergence, run: index + 1 }) ?? compareRun(index + 1, run, outcome);
     report.matched += outcome.steps.filter(
       (step) => recorded.get(step.number)?.resultHash === step.resultHash,
     ).length;

@@ -147,6 +147,7 @@ export async function invokeWithRetry(call: PreparedCall, state: RunState) {
           turnId: settings.turnId,
           traceId: `${settings.turnId}:${call.number}`,
           config: settings.executorConfig?.[call.executor.name],
+          hostServices: settings.hostServices?.({ number: call.number, tool: call.executor.name }),
           ...(settings.asOf ? { asOf: settings.asOf } : {}),
           signal: settings.signal,
         });

@@ -1,7 +1,8 @@
-import type { VerifiedExecutor } from '@metnos/executor-sdk';
+import type { HostServices, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
 import { createTurnBudget, type TurnBudget } from './budget.ts';
 import { type ExecutedStep, type ExecutionOutcome, executePlan } from './executor.ts';
+import { createModelService } from './host-model.ts';
 import { extractIntent, type Intent } from './intent.ts';
 import { type ModelCallRecord, recordingModel } from './lineage.ts';
 import type { Plan } from './plan.ts';
@@ -125,6 +126,21 @@ export function createTurnContext(
     wise: recordingModel(settings.models.wise ?? middle, 'wise', recording),
   };
   const runs: TurnContext['runs'] = [];
+  // each step call gets its own model service (its caps start at zero); what it asks is a fast-tier
+  // call of this turn: counted, charged to the budget and recorded with the executor that asked
+  const modelService = settings.modelService;
+  const hostServices = (): HostServices => ({
+    ...settings.hostServices,
+    ...(modelService === false
+      ? {}
+      : {
+          model: createModelService({
+            model: (origin) =>
+              recordingModel(settings.models.fast, 'fast', { ...recording, brokered: origin }),
+            limits: modelService,
+          }),
+        }),
+  });
   const asOf = now.toISOString();
   const executors = settings.catalog.executors();
   const key = describeRequest(request);
@@ -184,6 +200,7 @@ export function createTurnContext(
         fillerModels: models,
         fillerCache: parts.fillerCache,
         executorConfig: settings.executorConfig,
+        hostServices,
         approved: settings.approved,
         verifier: settings.verifier,
         retry: settings.retry,

@@ -1,12 +1,13 @@
 import type { Embedder } from '@metnos/autopath';
 import type { AgingRules, AutopathStore, FastpathStore } from '@metnos/autopath/stores';
-import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
+import type { HostServices, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { Verifier } from '@metnos/vaglio';
 import type { ChatModel } from '../model.ts';
 import type { PrefilterSettings } from '../prefilter.ts';
 import type { CallReviewer } from '../review.ts';
 import type { TurnBudgetLimits } from './budget.ts';
 import type { ExecutedStep } from './executor.ts';
+import type { ModelServiceLimits } from './host-model.ts';
 import type { Intent } from './intent.ts';
 import type { ModelDefaults } from './lineage.ts';
 import type { Plan } from './plan.ts';
@@ -100,6 +101,18 @@ export interface EngineSettings {
   calibrateEveryMs?: number;
   prefilter?: PrefilterSettings;
   executorConfig?: Record<string, Record<string, unknown>>;
+  /**
+   * Host services the app provides to every step call beside the engine's own
+   * `model` (e.g. `reminders` over the scheduler). An executor reaches one
+   * only when its manifest declares `host:<service>`.
+   */
+  hostServices?: HostServices;
+  /**
+   * The `model` host service: one fast-tier completion per request, counted in
+   * the turn's budget and recorded in its lineage. Per-call caps (default 4
+   * requests, 8 000 tokens); `false` offers no model to executors.
+   */
+  modelService?: ModelServiceLimits | false;
   /** Confirms side-effecting calls the user approved ahead (e.g. `--yes`). */
   approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean> | boolean;
   /** Rules the plans' verify steps (`createVerifier()` from `@metnos/vaglio`); without it a verify step blocks. */
