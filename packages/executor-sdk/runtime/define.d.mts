@@ -34,6 +34,20 @@ export interface ExecutorContext {
     network: { mode: 'none' | 'allowlist'; domains: string[] };
     max_output_bytes: number;
   }>;
+  /**
+   * The credential handles offered to this call (declared as `secret:<handle>`
+   * and configured by the person), with where their servers are. The secret
+   * itself never reaches the process: open `CONNECT <imap or smtp>` (or an
+   * absolute-form request to the origin) through the egress proxy with the
+   * header `Metnos-Credential: <handle>`, and the host logs in for you.
+   */
+  credentials: Readonly<
+    Record<
+      string,
+      | { kind: 'mail'; imap?: string; smtp?: string }
+      | { kind: 'http'; url: string; origin: string }
+    >
+  >;
   /** Writes a diagnostic line to stderr (stdout carries the result). */
   log(message: string): void;
 }

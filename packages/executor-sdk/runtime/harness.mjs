@@ -144,6 +144,7 @@ async function main() {
     ...(pinnedMs === undefined ? {} : { deadline: pinnedMs + Math.max(0, context.deadline - realNow()) }),
     config: Object.freeze(context.config ?? {}),
     profile: Object.freeze(context.profile),
+    credentials: Object.freeze(context.credentials ?? {}),
     log: (message) => process.stderr.write(`${String(message)}\n`),
     // Real time left before the deadline, also when Date is pinned to asOf.
     remainingMs: () => Math.max(0, context.deadline - realNow()),

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { createAuditLog } from './audit.ts';
 import { createCatalog } from './catalog.ts';
+import type { CredentialSet } from './credentials.ts';
 import type { HostServices } from './host-services.ts';
 import { createInvoker } from './invoke.ts';
 import type { PublicKey } from './keys.ts';
@@ -27,6 +28,8 @@ export interface BirthCallOptions {
   config?: Record<string, unknown>;
   /** Pins the executor's clock to this ISO 8601 instant (see `InvokeOptions.asOf`). */
   asOf?: string;
+  /** The person's credentials by handle, host-only (see `InvokeOptions.credentials`). */
+  credentials?: CredentialSet;
   /** Host services offered to the call (`http://metnos.host/<service>`), host-only. */
   hostServices?: HostServices;
 }
@@ -85,6 +88,7 @@ export function createBirthHarness(dir: string, settings: BirthHarnessSettings) 
         traceId: randomUUID(),
         config: options.config,
         ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+        ...(options.credentials ? { credentials: options.credentials } : {}),
         ...(options.hostServices ? { hostServices: options.hostServices } : {}),
       });
     },

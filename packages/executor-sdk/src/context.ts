@@ -1,4 +1,11 @@
 import { homedir } from 'node:os';
+import {
+  CREDENTIAL_DOMAIN,
+  type CredentialSet,
+  credentialEndpoints,
+  endpointAddress,
+  type HostCredential,
+} from './credentials.ts';
 import type { HostServices } from './host-services.ts';
 import type { DeclaredProfile } from './profile.ts';
 
@@ -35,6 +42,14 @@ export interface InvocationContext {
    * Never sent to the executor process.
    */
   protect?: readonly ProtectedPath[];
+  /**
+   * The person's credentials, by handle (`credentials.toml` in the config
+   * dir). Host-only, like `protect`: never sent to the executor process. The
+   * sandbox offers a call only the handles its manifest declares
+   * (`secret:<handle>`); the egress proxy logs in with them, so the process
+   * gets an authenticated session and never the secret.
+   */
+  credentials?: CredentialSet;
   /**
    * The host services this call may reach at `http://metnos.host/<service>`
    * through the egress proxy, by name. Host-only, like `protect`: never sent
@@ -99,10 +114,19 @@ export interface ExpandedProfile {
   min_tier: DeclaredProfile['min_tier'];
 }
 
-/** Replaces the path placeholders of a declared profile for this host and call. */
+/**
+ * Replaces the path placeholders of a declared profile for this host and call,
+ * and each `$CREDENTIAL:<handle>` network entry with the `host:port` of that
+ * credential's servers when the call is offered it (nothing otherwise).
+ */
 export function expandProfile(
   profile: DeclaredProfile,
-  places: { workspace: string; tmpDir: string; home?: string },
+  places: {
+    workspace: string;
+    tmpDir: string;
+    home?: string;
+    credentials?: Readonly<Record<string, HostCredential>>;
+  },
 ): ExpandedProfile {
   const home = places.home ?? homedir();
   const expand = (entry: string) =>
@@ -118,7 +142,15 @@ export function expandProfile(
     },
     ...(profile.max_write_bytes !== undefined ? { max_write_bytes: profile.max_write_bytes } : {}),
     exec: profile.exec,
-    network: profile.network,
+    network: {
+      mode: profile.network.mode,
+      domains: profile.network.domains.flatMap((entry) => {
+        const handle = CREDENTIAL_DOMAIN.exec(entry)?.[1];
+        if (handle === undefined) return [entry];
+        const credential = places.credentials?.[handle];
+        return credential ? credentialEndpoints(credential).map(endpointAddress) : [];
+      }),
+    },
     max_output_bytes: profile.max_output_bytes,
     max_duration_ms: profile.max_duration_ms,
     max_memory_mb: profile.max_memory_mb,

@@ -29,6 +29,30 @@ export {
   invalidAsOf,
   type ProtectedPath,
 } from './context.ts';
+export {
+  CREDENTIAL_DOMAIN,
+  CREDENTIAL_HANDLE,
+  type CredentialEndpoint,
+  type CredentialSet,
+  type CredentialTls,
+  type CredentialView,
+  credentialEndpoints,
+  credentialView,
+  declaredCredentialHandles,
+  endpointAddress,
+  type HostCredential,
+  type HttpCredential,
+  type MailCredential,
+  offeredCredentials,
+  SECRET_CAPABILITY_PREFIX,
+  Secret,
+} from './credentials.ts';
+export {
+  CREDENTIALS_FILE,
+  CredentialError,
+  type LoadCredentialsSettings,
+  loadCredentials,
+} from './credentials-file.ts';
 export { exceedsJsonDepth, jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 export {
   AuditError,

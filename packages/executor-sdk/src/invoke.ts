@@ -5,6 +5,7 @@ import type { AuditLog } from './audit.ts';
 import { summarizeInput } from './audit.ts';
 import type { Catalog } from './catalog.ts';
 import { type Caller, type InvocationContext, invalidAsOf, type ProtectedPath } from './context.ts';
+import type { CredentialSet } from './credentials.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
 import type { HostServices } from './host-services.ts';
@@ -58,6 +59,12 @@ export interface InvokerSettings {
    * Sandbox runners refuse any profile that reaches them for write.
    */
   protect?: readonly ProtectedPath[];
+  /**
+   * The person's credentials by handle (`loadCredentials`), put on every
+   * call's context host-only. The sandbox offers a call only those its
+   * manifest declares; no audit line, result or error carries them.
+   */
+  credentials?: CredentialSet;
 }
 
 /** Options of one invocation. */
@@ -75,6 +82,8 @@ export interface InvokeOptions {
   workspace: string;
   caller: Caller;
   config?: Record<string, unknown>;
+  /** Credentials for this call instead of the invoker's (birth tests); host-only, like the invoker's. */
+  credentials?: CredentialSet;
   /** Host services this call may reach (`metnos.host`); host-only, never sent to the process. */
   hostServices?: HostServices;
   signal?: AbortSignal;
@@ -143,6 +152,9 @@ export function createInvoker(settings: InvokerSettings) {
         caller: options.caller,
         config: options.config,
         protect: [...settings.catalog.protectedPaths(), ...(settings.protect ?? [])],
+        ...(options.credentials || settings.credentials
+          ? { credentials: options.credentials ?? settings.credentials }
+          : {}),
         ...(options.hostServices ? { hostServices: options.hostServices } : {}),
       };
       const refuse = async (errorClass: string, message: string, executor?: VerifiedExecutor) => {

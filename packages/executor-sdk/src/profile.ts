@@ -25,11 +25,16 @@ const pathEntry = z
     message: 'an absolute path or one starting with $WORKSPACE, $HOME or $TMP',
   });
 
+// `$CREDENTIAL:<handle>`: the servers of the person's credential for that handle, expanded per call
 const domainEntry = z
   .string()
-  .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+(:\d{1,5})?$/, {
-    message: 'a lowercase domain name such as "api.example.com", optionally "*.example.com" or with ":port"',
-  });
+  .regex(
+    /^((\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+(:\d{1,5})?|\$CREDENTIAL:[a-z][a-z_]{0,31})$/,
+    {
+      message:
+        'a lowercase domain name such as "api.example.com", optionally "*.example.com" or with ":port", or "$CREDENTIAL:<handle>"',
+    },
+  );
 
 /** The declared sandbox profile of an executor, as written in `[sandbox]`. */
 export const declaredProfileSchema = z

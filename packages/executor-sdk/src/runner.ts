@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
 import { type ExpandedProfile, expandProfile, type InvocationContext, invalidAsOf } from './context.ts';
+import { credentialView, type HostCredential } from './credentials.ts';
 import { type IsolationTier, tierRank } from './profile.ts';
 import { type ExecutorResult, failure, type IsolationRecord } from './result.ts';
 import type { VerifiedExecutor } from './verify.ts';
@@ -43,12 +44,17 @@ export interface ExecutorRunner {
   run(request: RunRequest): Promise<RunReport>;
 }
 
-/** The JSON request the harness reads on stdin. */
+/**
+ * The JSON request the harness reads on stdin. Of the context it carries only
+ * what the process may know: never `protect`, never `credentials` — of the
+ * handles offered to the call (`places.credentials`) it carries where their
+ * servers are ({@link credentialView}), not who logs in or with what.
+ */
 export function harnessRequest(
   executor: VerifiedExecutor,
   args: unknown,
   context: InvocationContext,
-  places: { tmpDir: string; workspace?: string },
+  places: { tmpDir: string; workspace?: string; credentials?: Readonly<Record<string, HostCredential>> },
   profile: ExpandedProfile,
 ): string {
   return JSON.stringify({
@@ -67,6 +73,12 @@ export function harnessRequest(
       deadline: Date.now() + executor.manifest.sandbox.max_duration_ms,
       config: context.config ?? {},
       profile,
+      credentials: Object.fromEntries(
+        Object.entries(places.credentials ?? {}).map(([handle, credential]) => [
+          handle,
+          credentialView(credential),
+        ]),
+      ),
     },
     schema: executor.schema,
     inputRef: executor.manifest.contract.input_schema,

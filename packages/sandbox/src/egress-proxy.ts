@@ -1,5 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createConnection, createServer, isIP, type Socket } from 'node:net';
+import type { HostCredential } from '@metnos/executor-sdk';
+import { credentialHeader, serveCredential } from './credential-tunnel.ts';
 import { type DomainRule, domainAllowed, isInternalAddress } from './domains.ts';
 import { createHostServiceDispatch, type HostServiceDispatch, isHostServicesName } from './host-services.ts';
 
@@ -20,6 +22,12 @@ export interface EgressProxySettings {
   hostOverrides?: Readonly<Record<string, string>>;
   lookup?: Lookup;
   /**
+   * The credentials offered to this call, by handle (declared by the manifest
+   * AND configured): a request with `Metnos-Credential: <handle>` is served by
+   * `credential-tunnel.ts`, which logs in for the executor.
+   */
+  credentials?: Readonly<Record<string, HostCredential>>;
+  /**
    * The call's host services, answered at `http://metnos.host/<service>`
    * (see `host-services.ts`). Without it every such request is refused; the
    * reserved name is never resolved or forwarded either way.
@@ -32,6 +40,8 @@ export interface EgressProxy {
   socketPath: string;
   /** Human-readable refusals (`refused evil.example:443: not on the allow-list`). */
   refusals: string[];
+  /** Credential logins done for the call (`credential "mail" logged in at imap.example.com:993 (IMAP)`). */
+  credentialUses: string[];
   close(): Promise<void>;
 }
 
@@ -61,6 +71,11 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
   const refusals: string[] = [];
   const lookup = settings.lookup ?? defaultLookup;
   const sockets = new Set<Socket>();
+  const credentialUses: string[] = [];
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  };
   const hostServices = settings.hostServices ?? createHostServiceDispatch({ declared: [], offered: {} });
 
   async function destination(host: string, port: number): Promise<{ host: string; port: number } | string> {
@@ -95,6 +110,18 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
     const text = head.toString('latin1');
     const [requestLine = '', ...headerLines] = text.split('\r\n');
     const [method = '', target = '', version = 'HTTP/1.1'] = requestLine.split(' ');
+    const handle = credentialHeader(headerLines);
+    if (handle !== undefined) {
+      const request = { method, target, version, headerLines, rest };
+      const offered = settings.credentials ?? {};
+      return serveCredential(client, request, handle, {
+        offered,
+        destination,
+        track,
+        refusals,
+        uses: credentialUses,
+      });
+    }
     let host: string;
     let port: number;
     let firstBytes: Buffer;
@@ -124,8 +151,7 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
         rest,
       ]);
     }
-    if (isHostServicesName(host))
-      return hostServices.serve(client, { method, target, headerLines, rest });
+    if (isHostServicesName(host)) return hostServices.serve(client, { method, target, headerLines, rest });
     const where = await destination(host, port);
     if (typeof where === 'string') return refuse(client, where);
     const upstream = createConnection({ host: where.host, port: where.port });
@@ -171,6 +197,7 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
   return {
     socketPath: settings.socketPath,
     refusals,
+    credentialUses,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -20,6 +20,7 @@ import {
   ISOLATION_TIERS,
   type IsolationRecord,
   type IsolationTier,
+  offeredCredentials,
   offeredHostServices,
   type ProtectedPath,
   type RunReport,
@@ -401,7 +402,10 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     const callEnded = new AbortController();
     let cgroup: CallCgroup | undefined;
     try {
-      const expanded = expandProfile(declared, { workspace, tmpDir, home });
+      // the handles this call may log in with: declared (secret:<handle>) AND configured; their
+      // servers replace the profile's $CREDENTIAL:<handle> entries, the secrets stay in this process
+      const credentials = offeredCredentials(executor.manifest.executor.capabilities, context.credentials);
+      const expanded = expandProfile(declared, { workspace, tmpDir, home, credentials });
       const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
       if ('rule' in profile)
         return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
@@ -446,6 +450,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
           hostOverrides: settings.hostOverrides,
           lookup: settings.lookup,
           hostServices,
+          credentials,
         });
       }
       // pids and memory cgroups from the standard tier up: as root the sandbox's uid maps to 0,
@@ -488,7 +493,13 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         args: plan.args,
         env: plan.env,
         cwd: plan.cwd,
-        input: harnessRequest(executor, args, context, { tmpDir, workspace }, expanded),
+        input: harnessRequest(
+          executor,
+          args,
+          context,
+          { tmpDir, workspace, credentials: proxy ? credentials : {} },
+          expanded,
+        ),
         timeoutMs: declared.max_duration_ms,
         maxStdoutBytes: declared.max_output_bytes,
         maxStderrBytes: STDERR_CAP,
@@ -498,6 +509,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       });
       if (proxy && proxy.refusals.length > 0)
         notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
+      if (proxy) notes.push(...proxy.credentialUses.slice(0, 8).map((line) => `egress ${line}`));
       if (hostServices) notes.push(...hostServices.log.slice(0, 8));
       const result = classify(report, cgroup, declared.max_memory_mb);
       const exit = result === report.result ? exitKind(report) : 'crash';

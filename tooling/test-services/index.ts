@@ -1,0 +1,15 @@
+/**
+ * Real services on loopback for Metnos tests, shared by the executors' birth
+ * tests and the planner's and CLI's end-to-end tests: a Dovecot IMAP server
+ * and an SMTP sink from Debian packages, with generated mail.
+ */
+export { ImapProbe, type ProbedMessage } from './imap-probe.ts';
+export { type GeneratedKind, generatedMailbox, messageText, type TestMessage } from './mail-messages.ts';
+export {
+  DOVECOT_BINARY,
+  type MailServer,
+  type MailServerOptions,
+  mailServerUnavailable,
+  SYSTEM_PYTHON,
+  startMailServer,
+} from './mail-server.ts';

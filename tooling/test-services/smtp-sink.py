@@ -1,0 +1,71 @@
+"""An SMTP submission sink for Metnos tests: aiosmtpd on 127.0.0.1, AUTH
+PLAIN/LOGIN required (no TLS on loopback), every accepted message written to
+a folder as <n>.eml with <n>.json (envelope and the authenticated user).
+
+usage: python3 smtp-sink.py <port> <user> <password> <folder>
+Prints "READY <port>" once listening; stops on SIGTERM or when stdin closes.
+"""
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import warnings
+
+# loopback without TLS is the point of a test sink: no warnings about it on stderr
+warnings.simplefilter("ignore")
+logging.getLogger("mail.log").setLevel(logging.CRITICAL)
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+port, user, password, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+
+
+def authenticator(server, session, envelope, mechanism, auth_data):
+    if not isinstance(auth_data, LoginPassword):
+        return AuthResult(success=False, handled=False)
+    good = auth_data.login.decode() == user and auth_data.password.decode() == password
+    return AuthResult(success=good, handled=False, auth_data=auth_data.login.decode() if good else None)
+
+
+class Sink:
+    def __init__(self):
+        self.count = 0
+
+    async def handle_DATA(self, server, session, envelope):
+        self.count += 1
+        base = os.path.join(folder, f"{self.count:04d}")
+        with open(base + ".eml", "wb") as out:
+            out.write(envelope.original_content or envelope.content)
+        meta = {
+            "mail_from": envelope.mail_from,
+            "rcpt_tos": envelope.rcpt_tos,
+            "user": session.auth_data if isinstance(session.auth_data, str) else None,
+        }
+        with open(base + ".json.tmp", "w") as out:
+            json.dump(meta, out)
+        os.rename(base + ".json.tmp", base + ".json")
+        return "250 Message accepted for delivery"
+
+
+controller = Controller(
+    Sink(),
+    hostname="127.0.0.1",
+    port=port,
+    auth_required=True,
+    auth_require_tls=False,
+    authenticator=authenticator,
+    server_hostname="smtp.metnos.test",
+)
+controller.start()
+print(f"READY {port}", flush=True)
+
+stop = asyncio.Event()
+loop = asyncio.new_event_loop()
+loop.add_signal_handler(signal.SIGTERM, stop.set)
+loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(4096) else None)
+loop.run_until_complete(stop.wait())
+controller.stop()
