@@ -586,6 +586,7 @@ function targetOf(schedule) {
   const to = schedule.channel ? ` → ${schedule.channel}` : '';
   if (target.kind === 'request') return `ask: ${target.text}${to}`;
   if (target.kind === 'executor') return `run ${target.executor} ${JSON.stringify(target.args ?? {})}${to}`;
+  if (target.kind === 'reminder') return `remind: ${target.text}${to}`;
   return `built in: ${target.task ?? schedule.name}${to}`;
 }
 

@@ -16,6 +16,8 @@ export type { MemoryRouteDeps } from './routes/memory.ts';
 export { registerScheduleRoutes, type ScheduleRouteSettings } from './routes/schedules.ts';
 export {
   CadenceError,
+  createRemindersService,
+  type RemindersServiceSettings,
   resolveCadence,
   type Schedule,
   ScheduleInputError,

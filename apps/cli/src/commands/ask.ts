@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
-import { createAuditLog, type createCatalog, createInvoker } from '@metnos/executor-sdk';
+import { createAuditLog, type createCatalog, createInvoker, type HostServices } from '@metnos/executor-sdk';
 import {
   type ChatModel,
   createEngine,
@@ -23,6 +23,7 @@ import { createApprovalStore, createFileApprovalDb, createVaglio, createVerifier
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
+import { cliReminders } from '../reminders.ts';
 import { formatNotices, openOrDoWithout, type StoreName, type StoreNotice, storePath } from '../stores.ts';
 import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
 
@@ -189,6 +190,8 @@ export async function openLearningEngine(
     ask?: boolean;
     /** Calls approved elsewhere (serve: an approval decided over HTTP or Telegram, in its re-run). */
     approved?: (call: { tool: string; args: unknown; step: number }) => Promise<boolean>;
+    /** Host services beside the engine's `model`; default `reminders` over the data folder's scheduler store. */
+    hostServices?: HostServices;
   },
 ) {
   const { config, data, place } = context;
@@ -198,6 +201,12 @@ export async function openLearningEngine(
     options.strict ? create({ path: storePath(data, name) }) : openOrDoWithout(name, data, create, notices),
   );
   for (const line of formatNotices(notices)) io.err(line);
+  // reminders executors ask (host:reminders) go to the store `metnos schedule` lists, unless the caller brings its own
+  const reminders = options.hostServices ? undefined : cliReminders(data, config);
+  const closeAll = () => {
+    reminders?.close();
+    close();
+  };
   try {
     const budget = config.runtime.budget;
     const engine = createEngine(
@@ -217,6 +226,7 @@ export async function openLearningEngine(
         actor: config.runtime.actor,
         timeZone: config.runtime.time_zone,
         executorConfig: config.executors?.config,
+        hostServices: options.hostServices ?? { reminders: reminders!.service },
         recognition: {
           fastpathThreshold: config.runtime.memory?.fastpath_threshold,
           autopathThreshold: config.runtime.memory?.autopath_threshold,
@@ -235,9 +245,16 @@ export async function openLearningEngine(
       engineVariant(options.variant),
     );
     const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
-    return { engine, memory, close, invoker: parts.invoker, parts, stores: { fastpath, autopath, gaps } };
+    return {
+      engine,
+      memory,
+      close: closeAll,
+      invoker: parts.invoker,
+      parts,
+      stores: { fastpath, autopath, gaps },
+    };
   } catch (error) {
-    close();
+    closeAll();
     throw error;
   }
 }

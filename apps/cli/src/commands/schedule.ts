@@ -40,7 +40,9 @@ function describe(schedule: Schedule, scheduler: Scheduler): string {
       ? `"${schedule.target.text}"`
       : schedule.target.kind === 'executor'
         ? `${schedule.target.executor}`
-        : `built-in ${schedule.name ?? ''}`;
+        : schedule.target.kind === 'reminder'
+          ? `reminder "${schedule.target.text}"`
+          : `built-in ${schedule.name ?? ''}`;
   const next = scheduler.nextFire(schedule);
   return `${schedule.id}  ${schedule.state.padEnd(9)}  ${schedule.cadence} (${schedule.timezone})  ${target}${next ? `  next ${next}` : ''}`;
 }

@@ -7,8 +7,10 @@ import {
   claimStores,
   createApprovalsFlow,
   createPendingCalls,
+  createRemindersService,
   createTelegramChannel,
   createTelegramClient,
+  type SchedulerService,
   ServerTokenError,
   type StoresClaim,
   StoresOwnedError,
@@ -23,6 +25,7 @@ import {
   telegramDelivery,
 } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
+import { reminderChannels } from '../reminders.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
 import { integrityFindings } from './doctor-integrity.ts';
 import { storeFindings } from './doctor-stores.ts';
@@ -179,11 +182,21 @@ async function serveWith(settings: {
     io.err('note: the server runs the learning engine ([runtime] engine = "loop" is for ask)');
   // an approval decided over HTTP or Telegram lets the flow's re-run of its turn run that call
   let flow: ApprovalsFlow | undefined;
+  // reminders executors ask (host:reminders) go to this process's scheduler, made below, which fires them
+  let schedules: SchedulerService | undefined;
+  const reminders = createRemindersService({
+    scheduler: () => {
+      if (!schedules) throw new Error('the scheduler is not running yet');
+      return schedules.scheduler;
+    },
+    ...reminderChannels(context.config),
+  });
   const { engine, memory, close, invoker, parts, stores } = await openLearningEngine(context, io, {
     yes: false,
     ask: false,
     variant: kind === 'loop' ? 'learning' : kind,
     approved: async (call) => (flow ? flow.approved(call) : false),
+    hostServices: { reminders },
   });
   let telegram: TelegramChannel | undefined;
   const pending = createPendingCalls();
@@ -212,7 +225,7 @@ async function serveWith(settings: {
   // aging daily at 04:00 as a built-in. Its store is in the data dir, beside memory and approvals,
   // not under the workspace: executors may write the workspace, and one that could add a schedule
   // would run calls nobody asked for.
-  const schedules = startSchedulerService({
+  schedules = startSchedulerService({
     path: join(context.data, 'scheduler.sqlite'),
     engine: served,
     invoker,

@@ -13,6 +13,12 @@ export {
   slotAtOrBefore,
 } from './cadence.ts';
 export {
+  createRemindersService,
+  REMINDER_MAX_AHEAD_MS,
+  type RemindersServiceSettings,
+  reminderRequestSchema,
+} from './reminders.ts';
+export {
   hostileInputIssues,
   type OnFailure,
   SCHEDULE_LIMITS,

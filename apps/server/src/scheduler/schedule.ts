@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import { isTimeZone } from './cadence.ts';
 
-/** What a firing does: invoke one executor with arguments, or run a request as if the user typed it. */
+/**
+ * What a firing does: invoke one executor with arguments, run a request as if
+ * the user typed it, or (a reminder) deliver a text on the schedule's channel
+ * and run nothing.
+ */
 export type ScheduleTarget =
   | { kind: 'executor'; executor: string; args: Record<string, unknown> }
   | { kind: 'request'; text: string }
+  | { kind: 'reminder'; text: string }
   | { kind: 'builtin'; task: string };
 
 /** What a schedule does when a firing fails (after its retries). */

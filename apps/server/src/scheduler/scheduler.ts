@@ -135,6 +135,39 @@ export class Scheduler {
     return { schedule, next_fire: this.nextFire(schedule, now), description: cadence.description };
   }
 
+  /**
+   * Creates a one-shot reminder: a schedule whose target delivers `text` on
+   * `channel` and runs nothing, fired once at `at` (cron to the second, UTC,
+   * count 1) and closed a day later if it never could fire. Only the
+   * reminders host service calls this; `by` (the executor that asked) is
+   * kept in the schedule's `created` event.
+   */
+  createReminder(
+    reminder: { text: string; at: Date; channel: string | null },
+    by: Record<string, unknown>,
+    now?: Date,
+  ): { schedule: Schedule; next_fire: string | null } {
+    const at = reminder.at;
+    const cadence = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+    const schedule = this.store.insert(
+      {
+        name: null,
+        target: { kind: 'reminder', text: reminder.text },
+        cadence: formatCadence(parseCadence(cadence, 'UTC')),
+        timezone: 'UTC',
+        channel: reminder.channel,
+        count: 1,
+        expiry: at.getTime() + 24 * 60 * 60_000,
+        on_failure: 'skip',
+        max_consecutive_failures: null,
+        paused: false,
+      },
+      ms(now, this.clock),
+      by,
+    );
+    return { schedule, next_fire: this.nextFire(schedule, now) };
+  }
+
   /** The next instant a schedule will fire, ISO; null when manual, closed or past its expiry. */
   nextFire(schedule: Schedule, after?: Date): string | null {
     if (schedule.state === 'completed' || schedule.state === 'cancelled') return null;

@@ -147,7 +147,8 @@ export class SchedulerStore {
       );
   }
 
-  insert(schedule: NewSchedule, now: number): Schedule {
+  /** Adds a schedule; `createdBy` (who asked, e.g. the executor of a reminder) goes into its `created` event. */
+  insert(schedule: NewSchedule, now: number, createdBy?: Record<string, unknown>): Schedule {
     const id = schedule.id ?? scheduleId(now);
     this.db.transaction(() => {
       this.db
@@ -172,7 +173,11 @@ export class SchedulerStore {
           now,
           now,
         );
-      this.event(id, 'created', now, { cadence: schedule.cadence, target: schedule.target });
+      this.event(id, 'created', now, {
+        cadence: schedule.cadence,
+        target: schedule.target,
+        ...(createdBy ? { by: createdBy } : {}),
+      });
     })();
     return this.get(id)!;
   }

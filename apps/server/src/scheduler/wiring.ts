@@ -122,7 +122,8 @@ async function runExecutor(
  * The scheduler's `fire` for the server: a request target runs
  * `engine.runTurn(text)`, an executor target runs `invoker.invoke(executor,
  * args, …)` with `caller: { kind: 'scheduler', scheduleId }` and the trace id
- * `sched:<id>:<slot ISO>`. The result's summary (the answer, or the
+ * `sched:<id>:<slot ISO>`, a reminder target runs nothing and its summary is
+ * `Reminder: <text>`. The result's summary (the answer, or the
  * executor's name and output; never its arguments) goes back to the
  * scheduler and, when the schedule names a channel, to `deliver`. A delivery
  * that fails does not fail the firing (the work is done; a retry would do it
@@ -139,6 +140,7 @@ export function createScheduledFire(settings: ScheduledFireSettings): ScheduledF
     const target = schedule.target;
     let result: FireResult;
     if (target.kind === 'request') result = await runRequest(settings, schedule, slot, target.text);
+    else if (target.kind === 'reminder') result = { ok: true, summary: cut(`Reminder: ${target.text}`) };
     else if (target.kind === 'executor')
       result = await runExecutor(settings, schedule, slot, target.executor, target.args);
     else return { ok: false, error: `built-in task ${target.task} is not registered in this process` };
@@ -159,7 +161,12 @@ export function createScheduledFire(settings: ScheduledFireSettings): ScheduledF
   const notify: Notify = async (schedule, slot, error) => {
     if (settings.notify) return settings.notify(schedule, slot, error);
     if (!settings.deliver || schedule.channel === null) return;
-    const what = schedule.target.kind === 'executor' ? schedule.target.executor : 'a scheduled request';
+    const what =
+      schedule.target.kind === 'executor'
+        ? schedule.target.executor
+        : schedule.target.kind === 'reminder'
+          ? 'a reminder'
+          : 'a scheduled request';
     await settings.deliver(
       schedule.channel,
       cut(`Schedule ${schedule.id} (${what}) failed at ${slotKey(slot)}: ${error}`),
