@@ -7,8 +7,10 @@ export { ImapProbe, type ProbedMessage } from './imap-probe.ts';
 export { type GeneratedKind, generatedMailbox, messageText, type TestMessage } from './mail-messages.ts';
 export {
   DOVECOT_BINARY,
+  type MailAccount,
   type MailServer,
   type MailServerOptions,
+  mailAccount,
   mailServerUnavailable,
   SYSTEM_PYTHON,
   startMailServer,

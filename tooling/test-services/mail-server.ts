@@ -211,6 +211,52 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** What a test needs to point Metnos's `mail` credential handle at a {@link MailServer}. */
+export interface MailAccount {
+  /** Operator mapping of the account's server names to the loopback ports (the sandbox runner's `hostOverrides`). */
+  hostOverrides: Record<string, string>;
+  /** A `credentials.toml` with a `[mail]` table; the password comes from `env`. */
+  toml: string;
+  env: Record<string, string>;
+  /** `imap.metnos.test:993`, `smtp.metnos.test:465`: the names the credential logs in at. */
+  imap: string;
+  smtp: string;
+}
+
+/**
+ * The `[mail]` credential of a running {@link MailServer}: server names under
+ * `metnos.test` (a profile and the proxy accept only names) mapped to the
+ * loopback ports, plain text (`imap_tls = "none"`), the password in an
+ * environment variable the file names.
+ *
+ * @example
+ * const account = mailAccount(server);
+ * await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
+ * const credentials = await loadCredentials({ configDir, env: account.env });
+ */
+export function mailAccount(
+  server: MailServer,
+  names = { imap: 'imap.metnos.test', smtp: 'smtp.metnos.test' },
+): MailAccount {
+  return {
+    hostOverrides: {
+      [names.imap]: `127.0.0.1:${server.imapPort}`,
+      [names.smtp]: `127.0.0.1:${server.smtpPort}`,
+    },
+    toml: `[mail]
+imap = "${names.imap}:993"
+imap_tls = "none"
+smtp = "${names.smtp}:465"
+smtp_tls = "none"
+username = "${server.user}"
+password_env = "METNOS_TEST_MAIL_PASSWORD"
+`,
+    env: { METNOS_TEST_MAIL_PASSWORD: server.password },
+    imap: `${names.imap}:993`,
+    smtp: `${names.smtp}:465`,
+  };
+}
+
 /**
  * Starts a real Dovecot (`dovecot -F -c <tmp conf>`) and an SMTP sink
  * (`python3-aiosmtpd`, AUTH required) on 127.0.0.1 with random ports, one

@@ -44,7 +44,7 @@ export interface ExecutorContext {
   credentials: Readonly<
     Record<
       string,
-      | { kind: 'mail'; imap?: string; smtp?: string }
+      | { kind: 'mail'; imap?: string; smtp?: string; address?: string }
       | { kind: 'http'; url: string; origin: string }
     >
   >;

@@ -46,6 +46,7 @@ token_env = "API_TOKEN"
       imap: { host: 'imap.example.com', port: 993, tls: 'tls' },
       smtp: { host: 'smtp.example.com', port: 587, tls: 'starttls' },
       username: 'me@example.com',
+      address: 'me@example.com',
     });
     expect(credentials.calendar).toMatchObject({
       kind: 'http',
@@ -134,10 +135,12 @@ describe('offering a handle to a call', () => {
   });
 
   it('tells the executor where the servers are, never who logs in or with what', () => {
-    expect(credentialView(mail)).toEqual({
+    expect(credentialView({ ...mail, address: 'me@example.com' })).toEqual({
       kind: 'mail',
       imap: 'imap.example.com:993',
       smtp: 'smtp.example.com:465',
+      address: 'me@example.com',
     });
+    expect(JSON.stringify(credentialView(mail))).not.toMatch(/username|password|"me"/);
   });
 });

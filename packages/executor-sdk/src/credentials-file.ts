@@ -58,6 +58,11 @@ const mailTable = z
     imap_tls: tls.default('tls'),
     smtp: hostPort.optional(),
     smtp_tls: tls.default('tls'),
+    address: z
+      .string()
+      .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, { message: 'a mail address such as "me@example.com"' })
+      .max(320)
+      .optional(),
     username: z.string().min(1).max(320),
     password: z.string().min(1).max(1024).optional(),
     password_env: envName.optional(),
@@ -173,6 +178,9 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
     handle,
     ...(data.imap ? { imap: endpoint(data.imap, data.imap_tls) } : {}),
     ...(data.smtp ? { smtp: endpoint(data.smtp, data.smtp_tls) } : {}),
+    ...(data.address || /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(data.username)
+      ? { address: data.address ?? data.username }
+      : {}),
     username: data.username,
     password,
   };
@@ -192,6 +200,7 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
  * imap_tls = "tls"           # tls | starttls | none
  * smtp = "smtp.example.com:465"
  * smtp_tls = "tls"
+ * address = "me@example.com"   # the sender; default: the username when it is an address
  * username = "me@example.com"
  * password_env = "METNOS_MAIL_PASSWORD"
  *

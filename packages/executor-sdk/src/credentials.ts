@@ -58,6 +58,8 @@ export interface MailCredential {
   handle: string;
   imap?: CredentialEndpoint;
   smtp?: CredentialEndpoint;
+  /** The account's mail address, the sender of what it sends: `address`, else a username that is one. */
+  address?: string;
   username: string;
   password: Secret;
 }
@@ -86,10 +88,11 @@ export type CredentialSet = Readonly<Record<string, HostCredential>>;
 
 /**
  * What an executor may know of a handle offered to its call: where its
- * servers are (to name them in `CONNECT`), never who logs in or with what.
+ * servers are (to name them in `CONNECT`) and, for mail, the address it sends
+ * from; never the user name it logs in with or the secret.
  */
 export type CredentialView =
-  | { kind: 'mail'; imap?: string; smtp?: string }
+  | { kind: 'mail'; imap?: string; smtp?: string; address?: string }
   | { kind: 'http'; url: string; origin: string };
 
 /** Handle names: what follows `secret:` in a capability and `$CREDENTIAL:` in a profile. */
@@ -155,7 +158,7 @@ export function endpointAddress(endpoint: Pick<CredentialEndpoint, 'host' | 'por
  * What the executor process is told about a handle: the servers' addresses.
  *
  * @example
- * credentialView(mail); // { kind: 'mail', imap: 'imap.example.com:993', smtp: 'smtp.example.com:465' }
+ * credentialView(mail); // { kind: 'mail', imap: 'imap.example.com:993', smtp: 'smtp.example.com:465', address: 'me@example.com' }
  */
 export function credentialView(credential: HostCredential): CredentialView {
   if (credential.kind === 'http') {
@@ -166,5 +169,6 @@ export function credentialView(credential: HostCredential): CredentialView {
     kind: 'mail',
     ...(credential.imap ? { imap: endpointAddress(credential.imap) } : {}),
     ...(credential.smtp ? { smtp: endpointAddress(credential.smtp) } : {}),
+    ...(credential.address ? { address: credential.address } : {}),
   };
 }
