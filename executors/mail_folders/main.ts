@@ -236,15 +236,6 @@ function text(value: ImapValue | undefined): string {
 }
 
 /** Mailbox names travel in modified UTF-7 (RFC 3501 §5.1.3). */
-function decodeMailbox(name: string): string {
-  return name.replace(/&([^-]*)-/g, (_, encoded: string) => {
-    if (encoded === '') return '&';
-    const bytes = Buffer.from(encoded.replace(/,/g, '/'), 'base64');
-    const even = Buffer.from(bytes.subarray(0, bytes.length - (bytes.length % 2)));
-    return even.swap16().toString('utf16le');
-  });
-}
-
 function encodeMailbox(name: string): string {
   let out = '';
   let pending = '';
@@ -403,6 +394,16 @@ async function openImap(ctx: ExecutorContext): Promise<Imap> {
 }
 
 // ─── Folders and their special uses (RFC 6154) ───
+
+/** A mailbox name from modified UTF-7 (RFC 3501 §5.1.3). */
+function decodeMailbox(name: string): string {
+  return name.replace(/&([^-]*)-/g, (_, encoded: string) => {
+    if (encoded === '') return '&';
+    const bytes = Buffer.from(encoded.replace(/,/g, '/'), 'base64');
+    const even = Buffer.from(bytes.subarray(0, bytes.length - (bytes.length % 2)));
+    return even.swap16().toString('utf16le');
+  });
+}
 
 interface FolderInfo {
   name: string;

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,7 +184,10 @@ async function fillMaildir(maildir: string, messages: readonly TestMessage[]): P
     const time = Math.floor(new Date(message.date).getTime() / 1000);
     // numbered names in delivery order, so Dovecot gives UIDs in the order the list has
     const name = `${time}.M${String(index).padStart(4, '0')}.metnos.test:2,${flags}`;
-    await writeFile(join(base, 'cur', name), messageText(message, index));
+    const file = join(base, 'cur', name);
+    await writeFile(file, messageText(message, index));
+    // Dovecot takes a Maildir file's mtime as the message's arrival (IMAP INTERNALDATE, what SINCE searches)
+    await utimes(file, time, time);
   }
 }
 
