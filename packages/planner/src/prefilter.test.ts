@@ -153,3 +153,33 @@ describe('prefilter', () => {
     expect(names(prefilter('convert currency', [...entries].reverse()).candidates)[0]).toBe('a_units');
   });
 });
+
+describe('the history boost', () => {
+  const follows = [{ dst: 'other_7', weight: 0.9 }];
+  const history = (passagesFrom: (src: string) => { dst: string; weight: number }[]) => ({
+    previous: 'web_fetch',
+    passagesFrom,
+  });
+
+  it('ranks what usually follows the previous step higher, even with no word in common', () => {
+    const request = 'fetch the page and store it';
+    expect(names(prefilter(request, catalog, { kMin: 3, kMax: 3 }).candidates)).not.toContain('other_7');
+    const boosted = prefilter(request, catalog, {
+      kMin: 3,
+      kMax: 3,
+      history: history((src) => (src === 'web_fetch' ? follows : [])),
+    });
+    expect(names(boosted.candidates).slice(0, 2)).toEqual(['web_fetch', 'other_7']);
+  });
+
+  it('changes nothing when the history cannot be read, or names executors not in the catalog', () => {
+    const request = 'fetch the page';
+    const plain = names(prefilter(request, catalog).candidates);
+    const failing = history(() => {
+      throw new Error('store unreadable');
+    });
+    expect(names(prefilter(request, catalog, { history: failing }).candidates)).toEqual(plain);
+    const unknown = history(() => [{ dst: 'gone', weight: 1 }]);
+    expect(names(prefilter(request, catalog, { history: unknown }).candidates)).toEqual(plain);
+  });
+});

@@ -13,12 +13,32 @@ export interface RankedCandidate<Entry extends PrefilterEntry = PrefilterEntry> 
   score: number;
 }
 
+/**
+ * The history boost: what usually follows the previous step (the
+ * mnestome's passages out of it) ranks higher. An executor that follows with
+ * weight w gains `boost × w × (the top lexical score, at least 1)`, so the
+ * boost keeps its size whatever the catalog's scores are.
+ */
+export interface PrefilterHistory {
+  /** The executor the previous step ran. */
+  previous: string;
+  /** What usually follows an executor, weights in [0, 1] (`passagesFrom` of `@metnos/mnestome`). */
+  passagesFrom(src: string): ReadonlyArray<{ dst: string; weight: number }>;
+  /** Share of the top score a weight of 1 adds. Default {@link HISTORY_BOOST}. */
+  boost?: number;
+}
+
+/** The history boost's default share of the top score (chosen on NESTFUL: see bench/prefilter.bench.ts). */
+export const HISTORY_BOOST = 1;
+
 /** Settings of {@link prefilter}. */
 export interface PrefilterSettings {
   /** Fewest candidates passed on when the top one is clearly ahead. Default 5. */
   kMin?: number;
   /** Most candidates passed on when nothing stands out. Default 40. */
   kMax?: number;
+  /** Rank what usually follows the previous step higher. Off when absent. */
+  history?: PrefilterHistory;
 }
 
 /** The result: the chosen candidates, K, and how sure the ranking was. */
@@ -144,6 +164,8 @@ interface CatalogIndex {
   postings: Map<string, { positions: Int32Array; weights: Float64Array }>;
   /** Entry positions in name order. */
   byName: Int32Array;
+  /** Each entry's position by name (the first, if a name repeats). */
+  positionOf: Map<string, number>;
   /** Each entry position's place in name order. */
   nameRank: Int32Array;
   /** Scratch scores, zero between calls. */
@@ -182,7 +204,18 @@ function buildIndex(entries: readonly PrefilterEntry[]): CatalogIndex {
   byNameOrder.forEach((position, rank) => {
     nameRank[position] = rank;
   });
-  return { entries: [...entries], postings, byName: byNameOrder, nameRank, scores: new Float64Array(count) };
+  const positionOf = new Map<string, number>();
+  entries.forEach((entry, position) => {
+    if (!positionOf.has(entry.name)) positionOf.set(entry.name, position);
+  });
+  return {
+    entries: [...entries],
+    postings,
+    byName: byNameOrder,
+    nameRank,
+    positionOf,
+    scores: new Float64Array(count),
+  };
 }
 
 /** The last few catalogs' indexes, most recent first; a catalog is the same entries in the same order. */
@@ -204,6 +237,25 @@ function indexOf(entries: readonly PrefilterEntry[]): CatalogIndex {
 /** One pre-filter entry per loaded executor, kept with it so its words are tokenised once. */
 const executorEntries = new WeakMap<VerifiedExecutor, PrefilterEntry & { executor: VerifiedExecutor }>();
 
+/** Adds the history boost to the executors that usually follow the previous step (see {@link PrefilterHistory}). */
+function boostFollowers(index: CatalogIndex, history: PrefilterHistory, touched: number[]): void {
+  let passages: ReadonlyArray<{ dst: string; weight: number }>;
+  try {
+    passages = history.passagesFrom(history.previous);
+  } catch {
+    return;
+  }
+  const { scores } = index;
+  const top = touched.reduce((highest, position) => Math.max(highest, scores[position]!), 1);
+  const boost = history.boost ?? HISTORY_BOOST;
+  for (const { dst, weight } of passages) {
+    const position = index.positionOf.get(dst);
+    if (position === undefined || !(weight > 0)) continue;
+    if (scores[position] === 0) touched.push(position);
+    scores[position]! += boost * Math.min(1, weight) * top;
+  }
+}
+
 /**
  * Ranks executors against a request with BM25F over two fields: affinity
  * keywords with the name's words (a name like `fsRead` or `web_fetch` split
@@ -216,6 +268,8 @@ const executorEntries = new WeakMap<VerifiedExecutor, PrefilterEntry & { executo
  * once and reused while the same entries are passed. Ties go by name. K
  * adapts to the confidence of the top candidate: a clear winner sends `kMin`
  * candidates (without zero scores), a flat ranking sends up to `kMax`.
+ * With `history`, what usually follows the previous step ranks higher
+ * ({@link PrefilterHistory}).
  *
  * @example
  * const { candidates } = prefilter('fetch https://example.com', catalogEntries);
@@ -242,6 +296,7 @@ export function prefilter<Entry extends PrefilterEntry>(
       scores[position]! += weights[at]!;
     }
   }
+  if (settings.history) boostFollowers(index, settings.history, touched);
   touched.sort((a, b) => scores[b]! - scores[a]! || nameRank[a]! - nameRank[b]!);
   const top = touched.length > 0 ? scores[touched[0]!]! : 0;
   const second = touched.length > 1 ? scores[touched[1]!]! : 0;

@@ -2,6 +2,7 @@ import { keptArgs } from '../hardening.ts';
 import type { ChatResponse, ToolCall } from '../model.ts';
 import { account, finishTurn, type LoopContext, lastUsefulText, stopIfOverBudget } from './context.ts';
 import { BASE_PROMPT, callModel, describeModelFailure, offeredTools } from './model-call.ts';
+import { rankWithHistory } from './passages.ts';
 import { runToolCall } from './tool-call.ts';
 import type { TurnResult, TurnState } from './types.ts';
 
@@ -90,6 +91,7 @@ export async function localLoop(
     const stopped = stopIfOverBudget(context, state);
     if (stopped) return stopped;
     if (state.steps.length >= context.capSteps) return stoppedAfterCap(context, state);
+    rankWithHistory(context, state);
     let response: ChatResponse;
     try {
       response = await callModel(context, model, state, offeredTools(context, state), system, signal);

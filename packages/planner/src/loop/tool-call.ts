@@ -12,6 +12,7 @@ import {
   reviewed,
   summarizeVerdict,
 } from './context.ts';
+import { recordLoopPassages, registerProtoMnest } from './passages.ts';
 import type { StepRecord, TurnResult, TurnState } from './types.ts';
 
 /** A step as a tool call settles it: the fields the call fills in (the rest have defaults). */
@@ -215,7 +216,12 @@ export async function runToolCall(
     return settle(readScratchpad(context, state, hardened.args));
   const executor = state.candidates.find((candidate) => candidate.name === call.name);
   if (!executor || !hardened.ok) {
-    const observation = { ok: false, error: { class: 'ToolUnavailable', message: TOOL_UNAVAILABLE } };
+    const synt = hardened.ok ? registerProtoMnest(context, state, call.name, hardened.args) : undefined;
+    const observation = {
+      ok: false,
+      error: { class: 'ToolUnavailable', message: TOOL_UNAVAILABLE },
+      ...(synt ? { synt } : {}),
+    };
     return settle({
       tool: null,
       resolved_args: null,
@@ -259,6 +265,7 @@ export async function runToolCall(
   const started = performance.now();
   const result = await invokeWithRetry(context, state, executor, resolved, signal);
   const observation = storeLarge(context, state, observationOf(result), executor.name);
+  if (result.ok) recordLoopPassages(context, state, hardened.args, executor.name);
   if (result.ok && context.guarded.has(executor.name) && typeof target === 'string') {
     state.reads.set(`${executor.name}\u0000${target}`, state.steps.length + 1);
   }

@@ -1,5 +1,6 @@
 import type { Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatMessage, ChatModel, ToolCall } from '../model.ts';
+import type { ChainComposer, PassageRecorder } from '../passages.ts';
 import type { PrefilterSettings } from '../prefilter.ts';
 import type { ApprovalChecker, CallReviewer } from '../review.ts';
 import type { Scratchpad } from '../scratchpad.ts';
@@ -52,6 +53,14 @@ export interface PlannerSettings {
   duplicateReadGuard?: string[];
   /** Extra system prompt text (e.g. the tier's prompt). */
   systemPrompt?: string;
+  /**
+   * The mnestome (`createMnestome` from `@metnos/mnestome`): piped passages
+   * between executors and proto-mnests for unknown tools are recorded there,
+   * and what usually follows the last step ranks higher in the next one.
+   */
+  mnestome?: PassageRecorder;
+  /** Reactive compose (`createComposer` from `@metnos/synt`), asked when a proto-mnest is registered. */
+  composer?: ChainComposer;
   retry?: {
     attempts?: number;
     baseDelayMs?: number;
