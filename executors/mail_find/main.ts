@@ -450,12 +450,6 @@ function first(headers: Map<string, string[]>, name: string): string {
   return headers.get(name)?.[0] ?? '';
 }
 
-/** A header's parameter (`charset`, `boundary`, `name`), quoted or not. */
-function headerParameter(value: string, name: string): string | undefined {
-  const match = new RegExp(`(?:^|;)\\s*${name}\\s*=\\s*(?:"([^"]*)"|([^;\\s]+))`, 'i').exec(value);
-  return match ? (match[1] ?? match[2]) : undefined;
-}
-
 /** An RFC 5322 date as ISO 8601, or '' when it cannot be read. */
 function isoDate(value: string): string {
   const time = Date.parse(value.replace(/\s*\([^)]*\)\s*$/, ''));
@@ -624,6 +618,12 @@ function criteria(args: Args): Array<string | Buffer> {
     }
   }
   return pieces.length > 0 ? pieces : [' ALL'];
+}
+
+/** A header's parameter (`charset`, `boundary`, `name`), quoted or not. */
+function headerParameter(value: string, name: string): string | undefined {
+  const match = new RegExp(`(?:^|;)\\s*${name}\\s*=\\s*(?:"([^"]*)"|([^;\\s]+))`, 'i').exec(value);
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 /** A short plain-text preview from the first bytes of a message's body. */

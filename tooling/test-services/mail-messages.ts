@@ -17,6 +17,8 @@ export interface TestMessage {
   attachments?: Array<{ name: string; type: string; content: string | Buffer }>;
   /** The Message-ID without angle brackets. Default: made from the index. */
   messageId?: string;
+  /** The whole RFC 5322 text as is (CRLF line ends), for odd encodings; the other fields are then only labels. */
+  raw?: string;
 }
 
 /** What kind of mail a generated message is, for assertions. */
@@ -262,6 +264,7 @@ function base64Lines(content: string | Buffer): string {
  * const raw = messageText({ from: 'a@b.example', to: 'c@d.example', subject: 'Hi', date, body: 'Hello' }, 1);
  */
 export function messageText(message: TestMessage, index: number): string {
+  if (message.raw !== undefined) return message.raw;
   const headers: string[] = [
     `From: ${encodeWords(message.from)}`,
     `To: ${encodeWords(message.to)}`,
