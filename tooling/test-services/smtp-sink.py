@@ -1,6 +1,7 @@
 """An SMTP submission sink for Metnos tests: aiosmtpd on 127.0.0.1, AUTH
 PLAIN/LOGIN required (no TLS on loopback), every accepted message written to
 a folder as <n>.eml with <n>.json (envelope and the authenticated user).
+Recipients at rejected.example are refused with 550.
 
 usage: python3 smtp-sink.py <port> <user> <password> <folder>
 Prints "READY <port>" once listening; stops on SIGTERM or when stdin closes.
@@ -34,6 +35,13 @@ def authenticator(server, session, envelope, mechanism, auth_data):
 class Sink:
     def __init__(self):
         self.count = 0
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        # a domain that refuses every recipient, for tests of a refused send
+        if address.lower().endswith("@rejected.example"):
+            return "550 5.1.1 no such user here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         self.count += 1
