@@ -159,87 +159,6 @@ function sample(queries: BenchQuery[], count: number): BenchQuery[] {
 function time(queries: BenchQuery[], run: (query: string) => unknown): number[] {
   for (let index = 0; index < warmup; index++) run(queries[index % queries.length]!.query);
   const samples = queries.map(({ query }) => {
-    /** The passages of some requests in a fresh in-memory mnestome: each `$varN` read is one, from its producer. */
-    function mnestomeOf(sequences: NestfulSequence[]) {
-      const mnestome = createMnestome({
-        path: ':memory:',
-        clock: () => new Date('2026-01-01T00:00:00Z'),
-        onError: (error) => {
-          throw error;
-        },
-      });
-      for (const { steps } of sequences) {
-        const producers = new Map(steps.map((step) => [step.label, step.tool]));
-        for (const step of steps)
-          for (const label of step.reads) {
-            const source = producers.get(label);
-            if (source) mnestome.recordPassing(source, step.tool, true);
-          }
-      }
-      return mnestome;
-    }
-
-    /**
-     * Recall@1/3/5 of every step after the first, ranked for the request with
-     * and without the history boost (at each share in `boosts`), leave-one-out:
-     * the mnestome holds the other requests' passages. Returns recall@3 without
-     * and with the default share.
-     */
-    function printHistory(folder: string, boosts: number[]) {
-      const data = loadNestfulData(folder);
-      const entries = data.tools.map((tool) => toEntry(tool, true));
-      const deepest = Math.max(...RECALL_DEPTHS);
-      const rows = new Map<number, number[]>([[0, RECALL_DEPTHS.map(() => 0)]]);
-      for (const boost of boosts)
-        rows.set(
-          boost,
-          RECALL_DEPTHS.map(() => 0),
-        );
-      let ranked = 0;
-      data.sequences.forEach((sequence, held) => {
-        const mnestome = mnestomeOf(data.sequences.filter((_, index) => index !== held));
-        for (let index = 1; index < sequence.steps.length; index++) {
-          const gold = sequence.steps[index]!.tool;
-          const previous = sequence.steps[index - 1]!.tool;
-          ranked++;
-          for (const [boost, found] of rows) {
-            const history =
-              boost === 0 ? undefined : { previous, passagesFrom: mnestome.passagesFrom, boost };
-            const names = prefilter(sequence.query, entries, { kMin: deepest, kMax: deepest, history })
-              .candidates.filter((candidate) => candidate.score > 0)
-              .map((candidate) => candidate.entry.name);
-            RECALL_DEPTHS.forEach((depth, column) => {
-              if (names.slice(0, depth).includes(gold)) found[column]!++;
-            });
-          }
-        }
-        mnestome.close();
-      });
-      console.log(
-        `\nhistory boost — NESTFUL (${folder}): ${data.tools.length} tools, ${data.sequences.length} requests, ${ranked} steps after the first`,
-      );
-      console.log(
-        "  (the previous step's executor and the passages of the other requests; recall@1 / @3 / @5)",
-      );
-      const without = rows.get(0)!.map((count) => count / ranked);
-      for (const [boost, found] of rows) {
-        const recallAt = found.map((count) => count / ranked);
-        const label =
-          boost === 0
-            ? 'without history'
-            : `with history, boost ${boost}${boost === HISTORY_BOOST ? ' (default)' : ''}`;
-        const ratios =
-          boost === 0
-            ? ''
-            : `   ratio ${recallAt.map((value, column) => `${(value / without[column]!).toFixed(2)}×`).join(' / ')}`;
-        console.log(
-          `  ${label.padEnd(34)} ${recallAt.map((value) => percent(value).padStart(6)).join('  ')}${ratios}`,
-        );
-      }
-      const withDefault = rows.get(HISTORY_BOOST)!.map((count) => count / ranked);
-      return { without: without[1]!, with: withDefault[1]! };
-    }
-
     const started = performance.now();
     run(query);
     return performance.now() - started;
@@ -431,13 +350,9 @@ const atFive = printRecall(data);
 printSent(data);
 const p50 = printLatencyAndTokens(data.tools, data.queries).get(1000);
 
-const history = existsSync(values.nestful)
-  ? printHistory(
-      resolve(values.nestful),
-      [...new Set([0.25, 0.5, HISTORY_BOOST, 2])].sort((a, b) => a - b),
-    )
-  : (console.log(`\nhistory boost: no NESTFUL data at ${values.nestful} (pass --nestful <folder>)`),
-    undefined);
+const boosts = [...new Set([0.25, 0.5, HISTORY_BOOST, 2])].sort((a, b) => a - b);
+const history = existsSync(values.nestful) ? printHistory(resolve(values.nestful), boosts) : undefined;
+if (!history) console.log(`\nhistory boost: no NESTFUL data at ${values.nestful} (pass --nestful <folder>)`);
 
 console.log('\ntargets:');
 const recallMet = atFive.ours > atFive.baseline ? 'met' : 'missed';

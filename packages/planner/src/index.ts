@@ -212,9 +212,18 @@ export {
   tierConfigSchema,
   withRetry,
 } from './llm/index.ts';
+export {
+  type ChainComposer,
+  type ComposeReport,
+  type DesiredSignature,
+  desiredSignatureOf,
+  type PassageRecorder,
+} from './passages.ts';
 export { hasReferences, PipingError, referencedSteps, resolveReferences } from './piping.ts';
 export {
+  HISTORY_BOOST,
   type PrefilterEntry,
+  type PrefilterHistory,
   type PrefilterResult,
   type PrefilterSettings,
   prefilter,

@@ -1,5 +1,6 @@
 import { rankExecutors } from '../prefilter.ts';
 import type { Intent } from './intent.ts';
+import { noteMissingTools } from './passages.ts';
 import { type Plan, planHash } from './plan.ts';
 import { createProposer, type ProposeResult } from './proposer.ts';
 import { templatize } from './slots.ts';
@@ -46,6 +47,7 @@ export async function proposeValidPlan(
     if (plan.out_of_scope !== undefined && plan.steps.length === 0)
       return { termination: { cause: 'out_of_scope', detail: plan.out_of_scope } };
     const errors = validatePlan(plan, turn.executors);
+    noteMissingTools(turn, plan);
     if ((exclude.planHashes ?? []).includes(templateHash(plan, turn.request)))
       errors.push('this plan already failed for this request; propose a different one');
     if (errors.length === 0) return { plan };

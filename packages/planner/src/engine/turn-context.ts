@@ -5,6 +5,7 @@ import { type ExecutedStep, type ExecutionOutcome, executePlan } from './executo
 import { createModelService } from './host-model.ts';
 import { extractIntent, type Intent } from './intent.ts';
 import { type ModelCallRecord, recordingModel } from './lineage.ts';
+import { recordPlanPassages } from './passages.ts';
 import type { Plan } from './plan.ts';
 import type { MemoryRecognition } from './recognition.ts';
 import { describeRequest, type RequestKey } from './request-key.ts';
@@ -210,6 +211,7 @@ export function createTurnContext(
         signal: options.signal,
       });
       runs.push({ plan, ...(slots ? { slots } : {}), outcome });
+      recordPlanPassages(settings, plan, outcome);
       return outcome;
     },
     elapsedMs: () => performance.now() - started,

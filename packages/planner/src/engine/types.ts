@@ -3,6 +3,7 @@ import type { AgingRules, AutopathStore, FastpathStore } from '@metnos/autopath/
 import type { HostServices, Invoker, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { Verifier } from '@metnos/vaglio';
 import type { ChatModel } from '../model.ts';
+import type { ChainComposer, PassageRecorder } from '../passages.ts';
 import type { PrefilterSettings } from '../prefilter.ts';
 import type { CallReviewer } from '../review.ts';
 import type { TurnBudgetLimits } from './budget.ts';
@@ -100,6 +101,14 @@ export interface EngineSettings {
   /** How old a stored calibration may get before maintenance fits it again. Default one day. */
   calibrateEveryMs?: number;
   prefilter?: PrefilterSettings;
+  /**
+   * The mnestome (`createMnestome` from `@metnos/mnestome`): the passages of
+   * plans that ran (`from_step`, `${stepN…}`) and proto-mnests for tools a
+   * plan named that do not exist are recorded there. Writes never fail a turn.
+   */
+  mnestome?: PassageRecorder;
+  /** Reactive compose (`createComposer` from `@metnos/synt`): Recovery asks it before giving up on a missing tool. */
+  composer?: ChainComposer;
   executorConfig?: Record<string, Record<string, unknown>>;
   /**
    * Host services the app provides to every step call beside the engine's own
