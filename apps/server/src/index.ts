@@ -25,6 +25,13 @@ export {
   Scheduler,
 } from './scheduler/index.ts';
 export {
+  type AgedGraph,
+  type AgerSummary,
+  describeAger,
+  type MnestomeTaskSettings,
+  mnestomeAgerTask,
+} from './scheduler/mnestome-task.ts';
+export {
   BUILTIN_TASKS,
   createScheduledFire,
   type Deliver,

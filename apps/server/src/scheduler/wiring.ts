@@ -202,7 +202,7 @@ export function telegramDelivery(
 export const BUILTIN_TASKS = {
   /** Memory aging: `engine.maintain()` (aging, invalidation, re-embedding, calibration). */
   memoryAging: { name: 'memory_aging', cadence: 'daily@04:00' },
-  /** The mnestome/synt hook: registered now, does nothing until that work lands. */
+  /** The mnestome/synt hook: the mnestome's ager when the server has one (`mnestomeAgerTask`). */
   synt: { name: 'mnestome_synt', cadence: 'daily@04:30' },
 } as const;
 
@@ -215,7 +215,7 @@ export interface SchedulerServiceSettings extends Omit<ScheduledFireSettings, 'e
   tickMs?: number;
   /** The zone the built-ins' hours are read in: default this machine's, else UTC. */
   timezone?: string;
-  /** What the synt hook runs; default nothing. */
+  /** What the synt hook runs (`mnestomeAgerTask(...)`: the mnestome's ager); default nothing. */
   synt?: (slot: Slot) => Promise<FireResult>;
   /** Told of a tick that throws; the loop goes on. */
   onError?: (error: unknown) => void;
