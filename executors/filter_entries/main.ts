@@ -182,9 +182,10 @@ function holds(test: Extract<Compiled, { kind: 'test' }>, entry: unknown): boole
 }
 
 function matches(condition: Compiled, entry: unknown): boolean {
-  if (condition.kind === 'all') return condition.parts.every((part) => matches(part, entry));
-  if (condition.kind === 'any') return condition.parts.some((part) => matches(part, entry));
-  return holds(condition, entry);
+  if (condition.kind === 'test') return holds(condition, entry);
+  return condition.kind === 'all'
+    ? condition.parts.every((part) => matches(part, entry))
+    : condition.parts.some((part) => matches(part, entry));
 }
 
 export default defineExecutor<Args, Output>({
