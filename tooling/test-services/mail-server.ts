@@ -158,8 +158,13 @@ service imap-login {
     port = 0
   }
 }
+# tests log in with wrong passwords on purpose: no delay, and no penalty for 127.0.0.1 afterwards
+auth_failure_delay = 0
 service anvil {
   chroot =
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
 }
 `;
 }
