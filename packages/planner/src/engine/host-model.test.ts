@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCatalog, createInvoker, signExecutor } from '@metnos/executor-sdk';
+import { createCatalog, createInvoker, type HostService, signExecutor } from '@metnos/executor-sdk';
 import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { BROKERED_SYSTEM_PROMPT, createModelService } from './host-model.ts';
 import { recordingModel } from './lineage.ts';
 import type { Plan } from './plan.ts';
 import { createReplayStore, type ReplayBundle, replayTurn } from './replay.ts';
+import type { EngineSettings } from './types.ts';
 
 // The `model` host service: one fast-tier completion per request, capped per call, counted in
 // the turn's budget, recorded in its lineage and answered from the record by a replay. The
@@ -37,6 +38,30 @@ function echoFast(): ChatModel & { asked: ChatRequest[] } {
       };
     },
   };
+}
+
+/** One request to a model service, as the sandbox's dispatch would make it. */
+const ask = (service: HostService, body: unknown, traceId = 't:1') =>
+  service({
+    service: 'model',
+    body,
+    executor: { name: 'x', version: '1.0.0' },
+    traceId,
+    caller: { kind: 'test' },
+    signal: new AbortController().signal,
+  });
+
+/** A turn over the sandboxed catalog with these engine settings, and the fast model it asks. */
+function sandboxedTurn(extra: Partial<EngineSettings>) {
+  const stores = openStores(world);
+  const fast = echoFast();
+  const settings = engineSettings(
+    world,
+    stores,
+    { wise: scripted([]), fast },
+    { catalog: sandboxed.catalog, invoker: sandboxed.invoker, ...extra },
+  );
+  return { turn: turnOf(settings, 'ask the model three things'), fast, stores };
 }
 
 const ASKS_MODEL = `import { defineExecutor, ok } from '@metnos/executor-sdk/define';
@@ -120,15 +145,7 @@ describe('the model host service', () => {
   it('refuses the request past its per-call cap, and bad bodies, as data', async () => {
     const fast = echoFast();
     const service = createModelService({ model: () => fast, limits: { requests: 2 } });
-    const call = (body: unknown) =>
-      service({
-        service: 'model',
-        body,
-        executor: { name: 'x', version: '1.0.0' },
-        traceId: 't:1',
-        caller: { kind: 'test' },
-        signal: new AbortController().signal,
-      });
+    const call = (body: unknown) => ask(service, body);
     expect(await call({ prompt: 'a', max_tokens: 5000 })).toEqual({ ok: true, value: { text: 'echo:a' } });
     expect(fast.asked[0]?.maxTokens).toBe(1024);
     expect(await call({ prompt: 'b' })).toEqual({ ok: true, value: { text: 'echo:b' } });
@@ -145,31 +162,14 @@ describe('the model host service', () => {
       { prompt: 'x', max_tokens: 0 },
       { prompt: 'x', model: 'wise' },
     ])
-      expect(
-        await fresh({
-          service: 'model',
-          body,
-          executor: { name: 'x', version: '1.0.0' },
-          traceId: 't:2',
-          caller: { kind: 'test' },
-          signal: new AbortController().signal,
-        }),
-      ).toMatchObject({ ok: false, error: { class: 'InvalidInput' } });
+      expect(await ask(fresh, body, 't:2')).toMatchObject({ ok: false, error: { class: 'InvalidInput' } });
     expect(fast.asked).toHaveLength(2);
   });
 
   it('cuts max_tokens to what is left of the per-call tokens, then refuses', async () => {
     const fast = echoFast();
     const service = createModelService({ model: () => fast, limits: { tokens: 150 } });
-    const call = () =>
-      service({
-        service: 'model',
-        body: { prompt: 'p', max_tokens: 100 },
-        executor: { name: 'x', version: '1.0.0' },
-        traceId: 't:1',
-        caller: { kind: 'test' },
-        signal: new AbortController().signal,
-      });
+    const call = () => ask(service, { prompt: 'p', max_tokens: 100 });
     expect((await call()).ok).toBe(true);
     expect((await call()).ok).toBe(true);
     expect(fast.asked.map((request) => request.maxTokens)).toEqual([100, 40]);
@@ -183,15 +183,7 @@ describe('the model host service', () => {
       model: (origin) =>
         recordingModel(echoFast(), 'fast', { calls, counter: { calls: 0 }, budget, brokered: origin }),
     });
-    const call = () =>
-      service({
-        service: 'model',
-        body: { prompt: 'p' },
-        executor: { name: 'x', version: '1.0.0' },
-        traceId: 't:1',
-        caller: { kind: 'test' },
-        signal: new AbortController().signal,
-      });
+    const call = () => ask(service, { prompt: 'p' });
     expect((await call()).ok).toBe(true);
     expect((await call()).ok).toBe(true);
     expect(await call()).toMatchObject({ ok: false, error: { class: 'BudgetExhausted' } });
@@ -202,20 +194,10 @@ describe('the model host service', () => {
 
 describe('an executor asks the model through the real sandbox', () => {
   it('gets N answers, the N+1th is refused, and the turn counts and records each brokered call', async () => {
-    const stores = openStores(world);
-    const fast = echoFast();
-    const settings = engineSettings(
-      world,
-      stores,
-      { wise: scripted([]), fast },
-      {
-        catalog: sandboxed.catalog,
-        invoker: sandboxed.invoker,
-        modelService: { requests: 2 },
-        budget: { tokens: 10_000 },
-      },
-    );
-    const turn = turnOf(settings, 'ask the model three things');
+    const { turn, fast, stores } = sandboxedTurn({
+      modelService: { requests: 2 },
+      budget: { tokens: 10_000 },
+    });
     const outcome = await turn.execute(asks('one', 'two', 'three'));
     stores.close();
     expect(outcome.ok).toBe(true);
@@ -238,19 +220,7 @@ describe('an executor asks the model through the real sandbox', () => {
   });
 
   it('stops at the turn budget: the request after it is spent is refused and no model is asked', async () => {
-    const stores = openStores(world);
-    const fast = echoFast();
-    const settings = engineSettings(
-      world,
-      stores,
-      { wise: scripted([]), fast },
-      {
-        catalog: sandboxed.catalog,
-        invoker: sandboxed.invoker,
-        budget: { tokens: 150 },
-      },
-    );
-    const turn = turnOf(settings, 'ask the model three things');
+    const { turn, fast, stores } = sandboxedTurn({ budget: { tokens: 150 } });
     const outcome = await turn.execute(asks('one', 'two', 'three'));
     stores.close();
     expect(outcome.ok && outcome.observations[0]?.content).toEqual({
