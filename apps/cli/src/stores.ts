@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createAutopathStore, createFastpathStore, StoreError } from '@metnos/autopath/stores';
+import { createMnestome } from '@metnos/mnestome';
 import { createGapLog, createScratchpad } from '@metnos/planner';
 
 /** What a store is for, and what a turn that could not open it does without. */
@@ -35,6 +36,12 @@ export const STORES = {
     holds: 'the gap log of requests Metnos could not serve',
     without: 'this turn ran without the gap log: a dead end is not counted',
     open: (location) => createGapLog(location),
+  },
+  mnestome: {
+    file: 'mnestome.sqlite',
+    holds: 'the mnestome: passages between executors and proto-mnests',
+    without: 'this turn ran without the mnestome: the passages it made are not kept',
+    open: (location) => createMnestome(location),
   },
   scratchpad: {
     file: 'scratchpad.db',

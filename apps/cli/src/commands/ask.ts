@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
+import { createMnestome } from '@metnos/mnestome';
 import { createAuditLog, type createCatalog, createInvoker, type HostServices } from '@metnos/executor-sdk';
 import {
   type ChatModel,
@@ -19,6 +20,7 @@ import {
   executorContract,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
+import { createComposer } from '@metnos/synt';
 import { createApprovalStore, createFileApprovalDb, createVaglio, createVerifier } from '@metnos/vaglio';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { loadMemoryEmbedder } from '../memory-embedder.ts';
@@ -149,7 +151,7 @@ function printTurn(io: CliIo, answered: boolean, lines: string[]): void {
   for (const line of lines) (answered ? io.out : io.err)(line);
 }
 
-/** Opens the engine's three stores; closes what it opened when one fails. */
+/** Opens the engine's stores (memory, the gap log, the mnestome); closes what it opened when one fails. */
 function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string }) => T) => T) {
   const opened: Array<{ close(): void }> = [];
   const keep = <T extends { close(): void }>(store: T): T => {
@@ -161,6 +163,7 @@ function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string
       fastpath: keep(open('fastpath', createFastpathStore)),
       autopath: keep(open('autopath', createAutopathStore)),
       gaps: keep(open('gaps', createGapLog)),
+      mnestome: keep(open('mnestome', createMnestome)),
       close: () => {
         for (const store of opened) store.close();
       },
@@ -197,8 +200,11 @@ export async function openLearningEngine(
   const { config, data, place } = context;
   const parts = await context.build();
   const notices: StoreNotice[] = [];
-  const { fastpath, autopath, gaps, close } = openEngineStores((name, create) =>
-    options.strict ? create({ path: storePath(data, name) }) : openOrDoWithout(name, data, create, notices),
+  const { fastpath, autopath, gaps, mnestome, close } = openEngineStores((name, create) =>
+    // feedback is about memory: its stores must open; the mnestome never stops a turn
+    options.strict && name !== 'mnestome'
+      ? create({ path: storePath(data, name) })
+      : openOrDoWithout(name, data, create, notices),
   );
   for (const line of formatNotices(notices)) io.err(line);
   // reminders executors ask (host:reminders) go to the store `metnos schedule` lists, unless the caller brings its own
@@ -241,10 +247,15 @@ export async function openLearningEngine(
         budget: budget && { toolCalls: budget.tool_calls, tokens: budget.tokens, costUsd: budget.cost_usd },
         // one bundle per turn, for `metnos replay`; a bundle that cannot be written never fails the answer
         replay: createReplayStore({ dir: replayDir(data) }),
+        // passages between executors and proto-mnests for missing tools; Recovery composes existing ones
+        mnestome,
+        composer: createComposer(),
       },
       engineVariant(options.variant),
     );
-    const memory = notices.some((notice) => notice.store !== 'gaps') ? ' · without memory' : '';
+    const memory = notices.some((notice) => notice.store === 'fastpath' || notice.store === 'autopath')
+      ? ' · without memory'
+      : '';
     return {
       engine,
       memory,
@@ -252,6 +263,7 @@ export async function openLearningEngine(
       invoker: parts.invoker,
       parts,
       stores: { fastpath, autopath, gaps },
+      mnestome,
     };
   } catch (error) {
     closeAll();
@@ -316,6 +328,7 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   const parts = await context.build();
   const notices: StoreNotice[] = [];
   const scratchpad = openOrDoWithout('scratchpad', data, createScratchpad, notices);
+  const mnestome = openOrDoWithout('mnestome', data, createMnestome, notices);
   for (const line of formatNotices(notices)) io.err(line);
   try {
     const hybrid = config.runtime.hybrid;
@@ -344,6 +357,8 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
         costUsd: config.runtime.budget.cost_usd,
       },
       executorConfig: config.executors?.config,
+      mnestome,
+      composer: createComposer(),
     });
     let result = await planner.runTurn(request);
     while (result.finalKind === 'pending_approval' && result.pending) {
@@ -372,6 +387,7 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
     return answered ? 0 : 1;
   } finally {
     scratchpad.close();
+    mnestome.close();
   }
 }
 

@@ -10,6 +10,7 @@ import {
   createRemindersService,
   createTelegramChannel,
   createTelegramClient,
+  mnestomeAgerTask,
   type SchedulerService,
   ServerTokenError,
   type StoresClaim,
@@ -191,7 +192,7 @@ async function serveWith(settings: {
     },
     ...reminderChannels(context.config),
   });
-  const { engine, memory, close, invoker, parts, stores } = await openLearningEngine(context, io, {
+  const { engine, memory, close, invoker, parts, stores, mnestome } = await openLearningEngine(context, io, {
     yes: false,
     ask: false,
     variant: kind === 'loop' ? 'learning' : kind,
@@ -238,6 +239,11 @@ async function serveWith(settings: {
         }
       : {}),
     workspace: context.place.workspace,
+    // 04:30 nightly: the mnestome's ager; below_threshold proposals land in the run's summary
+    synt: mnestomeAgerTask({
+      mnestome,
+      executors: () => parts.catalog.executors().map((executor) => executor.name),
+    }),
     onError: (error) =>
       io.err(`metnos serve: a scheduler tick failed: ${(error as Error)?.message ?? error}`),
   });
