@@ -19,6 +19,7 @@ const REQUIRED_FILES: Record<string, string[]> = {
   '@metnos/sandbox': ['native/metnos-jail.c'],
   '@metnos/autopath': ['drizzle/meta/_journal.json'],
   '@metnos/planner': ['drizzle/meta/_journal.json'],
+  '@metnos/mnestome': ['drizzle/meta/_journal.json'],
   '@metnos/cli': ['seeds/metnos-release.pub', 'seeds/fs_read/manifest.sig'],
   '@metnos/server': [
     'drizzle/meta/_journal.json',
