@@ -3,9 +3,12 @@ import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import {
+  CredentialError,
+  type CredentialSet,
   createCatalog,
   defaultStateDir,
   findWorkspaceConfig,
+  loadCredentials,
   loadTrustedKeys,
   openVerificationCache,
   type ProtectedPath,
@@ -14,6 +17,7 @@ import {
   trustPaths,
   type WorkspaceConfig,
 } from '@metnos/executor-sdk';
+import { CliFailure } from './output.ts';
 
 /** Where the CLI works: the user's directory, the workspace config, the executors folder. */
 export interface CliPlace {
@@ -88,6 +92,20 @@ export function placeProtection(place: CliPlace, dataDir?: string): ProtectedPat
     { path: place.executors, why: 'the executors folder Metnos loads' },
     { path: resolveConfigDir(place.configDir), why: "the user's Metnos keys and trust list" },
   ];
+}
+
+/**
+ * The person's credentials for executors' handles (`<config dir>/credentials.toml`),
+ * read at the edge; a file that is refused stops the command with its one-line
+ * reason, which names the field and never a value.
+ */
+export async function placeCredentials(place: CliPlace): Promise<CredentialSet> {
+  try {
+    return await loadCredentials({ configDir: resolveConfigDir(place.configDir), env: process.env });
+  } catch (error) {
+    if (CredentialError.isInstance(error)) throw new CliFailure(`credentials: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Trusted keys for this place: metnos.toml's list plus the user's trust list. */

@@ -27,7 +27,14 @@ import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
 import { cliReminders } from '../reminders.ts';
 import { formatNotices, openOrDoWithout, type StoreName, type StoreNotice, storePath } from '../stores.ts';
-import { type CliPlace, placeCatalog, placeProtection, resolvePlace, trustedKeys } from '../workspace.ts';
+import {
+  type CliPlace,
+  placeCatalog,
+  placeCredentials,
+  placeProtection,
+  resolvePlace,
+  trustedKeys,
+} from '../workspace.ts';
 
 export const ASK_HELP = `metnos ask — one turn: a request in plain words, answered through the executors
 
@@ -115,6 +122,7 @@ export async function runtime(options: { executors?: string; workspace?: string 
       runner,
       audit: createAuditLog({ workspace: place.workspace }),
       protect: placeProtection(place, data),
+      credentials: await placeCredentials(place),
     });
     const approvals = createApprovalStore({ db: createFileApprovalDb(join(data, 'approvals.json')) });
     const vaglio = createVaglio({

@@ -19,6 +19,7 @@ import { CliFailure, type CliIo, table } from '../output.ts';
 import {
   type CliPlace,
   placeCatalog,
+  placeCredentials,
   placeProtection,
   resolvePlace,
   trustedKeys,
@@ -301,6 +302,7 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
         runner: await sandboxRunner(),
         audit,
         protect: placeProtection(place),
+        credentials: await placeCredentials(place),
       });
       const result = await invoker.invoke(name, args, {
         workspace: place.workspace,
