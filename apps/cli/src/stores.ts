@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createAutopathStore, createFastpathStore, StoreError } from '@metnos/autopath/stores';
 import { createMnestome } from '@metnos/mnestome';
-import { createGapLog, createScratchpad } from '@metnos/planner';
+import { createFillerCache, createGapLog, createScratchpad } from '@metnos/planner';
 
 /** What a store is for, and what a turn that could not open it does without. */
 interface StoreSpec {
@@ -42,6 +42,12 @@ export const STORES = {
     holds: 'the mnestome: passages between executors and proto-mnests',
     without: 'this turn ran without the mnestome: the passages it made are not kept',
     open: (location) => createMnestome(location),
+  },
+  fillers: {
+    file: 'fillers.sqlite',
+    holds: "the fillers' answers, so a remembered plan asks no model again",
+    without: 'this turn kept the answers of its fillers in memory only',
+    open: (location) => createFillerCache(location),
   },
   scratchpad: {
     file: 'scratchpad.db',

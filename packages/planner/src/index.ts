@@ -31,6 +31,7 @@ export {
   resultHash,
 } from './engine/executor.ts';
 export { applyFeedback, type FeedbackKind, type FeedbackOutcome } from './engine/feedback.ts';
+export { createFillerCache, type FillerCache } from './engine/filler-cache.ts';
 export {
   BROKERED_SYSTEM_PROMPT,
   type BrokeredOrigin,

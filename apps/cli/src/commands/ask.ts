@@ -2,11 +2,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
-import { createMnestome } from '@metnos/mnestome';
 import { createAuditLog, type createCatalog, createInvoker, type HostServices } from '@metnos/executor-sdk';
+import { createMnestome } from '@metnos/mnestome';
 import {
   type ChatModel,
   createEngine,
+  createFillerCache,
   createGapLog,
   createPlanner,
   createReplayStore,
@@ -159,7 +160,7 @@ function printTurn(io: CliIo, answered: boolean, lines: string[]): void {
   for (const line of lines) (answered ? io.out : io.err)(line);
 }
 
-/** Opens the engine's stores (memory, the gap log, the mnestome); closes what it opened when one fails. */
+/** Opens the engine's stores (memory, the gap log, the mnestome, the fillers' answers); closes what it opened when one fails. */
 function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string }) => T) => T) {
   const opened: Array<{ close(): void }> = [];
   const keep = <T extends { close(): void }>(store: T): T => {
@@ -172,6 +173,7 @@ function openEngineStores(open: <T>(name: StoreName, create: (at: { path: string
       autopath: keep(open('autopath', createAutopathStore)),
       gaps: keep(open('gaps', createGapLog)),
       mnestome: keep(open('mnestome', createMnestome)),
+      fillers: keep(open('fillers', createFillerCache)),
       close: () => {
         for (const store of opened) store.close();
       },
@@ -208,9 +210,9 @@ export async function openLearningEngine(
   const { config, data, place } = context;
   const parts = await context.build();
   const notices: StoreNotice[] = [];
-  const { fastpath, autopath, gaps, mnestome, close } = openEngineStores((name, create) =>
-    // feedback is about memory: its stores must open; the mnestome never stops a turn
-    options.strict && name !== 'mnestome'
+  const { fastpath, autopath, gaps, mnestome, fillers, close } = openEngineStores((name, create) =>
+    // feedback is about memory: its stores must open; the mnestome and the fillers' answers never stop a turn
+    options.strict && name !== 'mnestome' && name !== 'fillers'
       ? create({ path: storePath(data, name) })
       : openOrDoWithout(name, data, create, notices),
   );
@@ -236,6 +238,8 @@ export async function openLearningEngine(
         fastpath,
         autopath,
         gaps,
+        // what a plan's fillers were answered, so the plan served from memory by a later run asks no model
+        fillerCache: fillers,
         workspace: place.workspace,
         actor: config.runtime.actor,
         timeZone: config.runtime.time_zone,

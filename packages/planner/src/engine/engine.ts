@@ -87,7 +87,7 @@ export function createEngineParts(settings: EngineSettings): EngineParts {
     clock,
     ids: settings.ids ?? randomUUID,
     embedderId,
-    fillerCache: new Map(),
+    fillerCache: settings.fillerCache ?? new Map(),
     recognition: createMemoryRecognition(settings, embedderId, clock),
   };
 }

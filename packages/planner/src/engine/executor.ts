@@ -5,6 +5,7 @@ import type { ChatModel } from '../model.ts';
 import type { CallReviewer, ReviewVerdict } from '../review.ts';
 import type { TurnBudget } from './budget.ts';
 import { branchTargets, dependenciesOf } from './dependencies.ts';
+import type { FillerCache } from './filler-cache.ts';
 import { type FillerModels, resolveFillers } from './fillers.ts';
 import { canonicalJson, isToolStep, type Plan, stepIdOf } from './plan.ts';
 import { policyFor, type TakenBranch } from './plan-policy.ts';
@@ -127,7 +128,7 @@ export interface ExecuteSettings {
   /** Filler values to use as they are, asking no model (replay). */
   fillerValues?: Record<string, string>;
   /** Filler answers cached across turns, keyed by plan + filler + request slots. */
-  fillerCache?: Map<string, string>;
+  fillerCache?: FillerCache;
   executorConfig?: Record<string, Record<string, unknown>>;
   /**
    * The host services one step call is offered (`http://metnos.host/<service>`),

@@ -1,4 +1,5 @@
 import type { ChatModel } from '../model.ts';
+import type { FillerCache } from './filler-cache.ts';
 import { type Plan, planHash } from './plan.ts';
 import { findPlaceholders } from './references.ts';
 
@@ -21,7 +22,7 @@ export interface FillerSettings {
   slots?: Record<string, string>;
   models: FillerModels;
   /** Filler answers cached across turns, keyed by plan + filler + request slots. */
-  cache?: Map<string, string>;
+  cache?: FillerCache;
   signal?: AbortSignal;
 }
 

@@ -2,6 +2,7 @@ import type { HostServices, VerifiedExecutor } from '@metnos/executor-sdk';
 import type { ChatModel } from '../model.ts';
 import { createTurnBudget, type TurnBudget } from './budget.ts';
 import { type ExecutedStep, type ExecutionOutcome, executePlan } from './executor.ts';
+import type { FillerCache } from './filler-cache.ts';
 import { createModelService } from './host-model.ts';
 import { extractIntent, type Intent } from './intent.ts';
 import { type ModelCallRecord, recordingModel } from './lineage.ts';
@@ -26,7 +27,7 @@ export interface EngineParts {
   clock: () => Date;
   ids: () => string;
   embedderId: string;
-  fillerCache: Map<string, string>;
+  fillerCache: FillerCache;
   recognition: MemoryRecognition;
 }
 

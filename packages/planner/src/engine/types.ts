@@ -8,6 +8,7 @@ import type { PrefilterSettings } from '../prefilter.ts';
 import type { CallReviewer } from '../review.ts';
 import type { TurnBudgetLimits } from './budget.ts';
 import type { ExecutedStep } from './executor.ts';
+import type { FillerCache } from './filler-cache.ts';
 import type { ModelServiceLimits } from './host-model.ts';
 import type { Intent } from './intent.ts';
 import type { ModelDefaults } from './lineage.ts';
@@ -134,6 +135,11 @@ export interface EngineSettings {
   modelDefaults?: ModelDefaults;
   /** Object-pinned memory plans read with `$ref:pinned/<subject>/<property>`. */
   pinned?: PinnedReader;
+  /**
+   * Where filler answers are kept between turns (default: a `Map` for this
+   * engine's life). `createFillerCache` keeps them in SQLite across processes.
+   */
+  fillerCache?: FillerCache;
   /** Receives each turn's replay bundle (`createReplayStore` keeps them as files). */
   replay?: ReplaySink;
   clock?: () => Date;

@@ -33,10 +33,12 @@ const fileNamed = (name: string) => join(root, `${counter++}-${name}`);
 
 const recorded = (path: string, table = migrations.table) => recordedMigrations(path, table);
 const schemaOf = (path: string) => readStoreFile(path, (db) => describeStoreSchema(db, [migrations.table]));
-/** The tables of the baseline alone: later migrations add `pinned_properties`. */
+/** The tables of the baseline alone: later migrations add `pinned_properties` and `filler_answers`. */
 const baselineOf = (path: string) =>
-  readStoreFile(path, (db) => describeStoreSchema(db, [migrations.table, 'pinned_properties']));
-const ALL_TABLES = ['pinned_properties', 'scratchpad_entries', 'terminator_gaps'];
+  readStoreFile(path, (db) =>
+    describeStoreSchema(db, [migrations.table, 'pinned_properties', 'filler_answers']),
+  );
+const ALL_TABLES = ['filler_answers', 'pinned_properties', 'scratchpad_entries', 'terminator_gaps'];
 const legacyFile = (name: string, sql: string, fill?: (db: Database.Database) => void) =>
   writeLegacyStoreFile(fileNamed(name), sql, fill);
 

@@ -50,3 +50,14 @@ export const pinnedProperties = sqliteTable(
   },
   (table) => [uniqueIndex('pinned_properties_key').on(table.subject, table.property)],
 );
+
+/**
+ * Filler answers kept across turns and processes: the one-line value a
+ * fast-tier model gave for a plan's `${FILLER:name}`, keyed by plan, filler
+ * and the request's slots, so a plan served from memory asks no model again.
+ */
+export const fillerAnswers = sqliteTable('filler_answers', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: text('created_at').notNull(),
+});
