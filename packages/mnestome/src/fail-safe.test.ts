@@ -1,20 +1,12 @@
-import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { createMnestome } from './mnestome.ts';
+import { damageOpenStore } from './test/index.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'metnos-mnestome-failsafe-'));
-
-/** Overwrites the start of a file (and of its WAL and shared-memory files) with junk, behind SQLite's back. */
-function scribbleOver(file: string) {
-  for (const part of [file, `${file}-wal`, `${file}-shm`]) {
-    const handle = openSync(part, 'r+');
-    writeSync(handle, Buffer.alloc(8192, 0x5a), 0, 8192, 0);
-    closeSync(handle);
-  }
-}
 
 describe('writes that fail', () => {
   it('are reported and swallowed when the store is read-only', () => {
@@ -40,7 +32,7 @@ describe('writes that fail', () => {
     const failures: string[] = [];
     const mnestome = createMnestome({ path: file, onError: (_error, operation) => failures.push(operation) });
     mnestome.recordPassing('fs_read', 'text_stats', true);
-    scribbleOver(file);
+    damageOpenStore(file);
     expect(() => mnestome.recordPassing('fs_read', 'fs_write', true)).not.toThrow();
     expect(mnestome.passagesFrom('fs_read')).toEqual([]);
     expect(failures).toEqual(['record a passage', 'read passages']);
@@ -50,7 +42,7 @@ describe('writes that fail', () => {
     const file = join(folder, 'damaged-default.sqlite');
     const mnestome = createMnestome({ path: file });
     mnestome.recordUse('fs_read');
-    scribbleOver(file);
+    damageOpenStore(file);
     const written: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
       written.push(String(chunk));

@@ -85,6 +85,39 @@ max_output_bytes = 1048576`,
   await world.catalog.load();
 }
 
+/**
+ * Adds a `words_count` executor (takes a free `text`, answers `{ words }`):
+ * what reactive compose can offer in the place of a missing `word_count`.
+ */
+export async function addWordsCountExecutor(world: World): Promise<void> {
+  await writeSignedExecutor({
+    root: world.executors,
+    name: 'words_count',
+    key: world.key,
+    sandboxToml: `[sandbox]
+profile = "test"
+min_tier = "none"
+max_duration_ms = 5000
+max_memory_mb = 128
+max_output_bytes = 1048576`,
+    code: `import { defineExecutor, ok } from '@metnos/executor-sdk/define';
+export default defineExecutor({ run(args) { return ok({ words: args.text.split(/\\s+/).filter(Boolean).length }); } });
+`,
+    schema: {
+      definitions: {
+        Input: {
+          type: 'object',
+          properties: { text: { type: 'string', format: 'text' } },
+          required: ['text'],
+          additionalProperties: false,
+        },
+        Output: { type: 'object', properties: { words: { type: 'integer' } } },
+      },
+    },
+  });
+  await world.catalog.load();
+}
+
 /** A plan of one `echo` step whose answer says `says`. */
 export const echoPlan = (says: string | number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({

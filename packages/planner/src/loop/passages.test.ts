@@ -1,39 +1,16 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { createMnestome } from '@metnos/mnestome';
+import { damageOpenStore } from '@metnos/mnestome/test';
 import { createComposer } from '@metnos/synt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addWordsCountExecutor } from '../__fixtures__/engine.ts';
 import { approveAll, createWorld, scripted } from '../__fixtures__/world.ts';
 import { createPlanner } from '../turn.ts';
 
 let world: Awaited<ReturnType<typeof createWorld>>;
 beforeAll(async () => {
   world = await createWorld();
-  // words_count: takes a text, counts its words; what reactive compose can offer for a missing word_count
-  await writeSignedExecutor({
-    root: world.executors,
-    name: 'words_count',
-    key: world.key,
-    sandboxToml: `[sandbox]
-profile = "test"
-min_tier = "none"
-max_duration_ms = 5000
-max_memory_mb = 128
-max_output_bytes = 1048576`,
-    schema: {
-      definitions: {
-        Input: {
-          type: 'object',
-          properties: { text: { type: 'string', format: 'text' } },
-          required: ['text'],
-          additionalProperties: false,
-        },
-        Output: { type: 'object', properties: { words: { type: 'integer' } } },
-      },
-    },
-  });
-  await world.catalog.load();
+  await addWordsCountExecutor(world);
 });
 afterAll(() => world.scratchpad.close());
 
@@ -159,11 +136,7 @@ describe('the mnestome hooks of the loop planner', () => {
     const failures: string[] = [];
     const damaged = createMnestome({ path: file, onError: (_error, operation) => failures.push(operation) });
     damaged.recordUse('fs_read');
-    for (const part of [file, `${file}-wal`, `${file}-shm`]) {
-      const handle = openSync(part, 'r+');
-      writeSync(handle, Buffer.alloc(8192, 0x5a), 0, 8192, 0);
-      closeSync(handle);
-    }
+    damageOpenStore(file);
     const turn = () =>
       scripted([
         { calls: [READ] },
