@@ -46,7 +46,7 @@ function proxyAddress(): { host: string; port: number } {
  * deadline (on `performance.now()`: the real clock, also when Date is pinned).
  */
 class Reader {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private wake: (() => void) | undefined;
   private ended: string | undefined;
   private readonly deadline: number;
