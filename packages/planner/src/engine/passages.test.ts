@@ -114,6 +114,10 @@ describe('the mnestome hooks of the engine', () => {
       layer: 'recovery',
       reason: 'fax_send does not exist and no chain of existing tools does it: the road is closed',
     });
+    expect(result.termination?.cause).toBe('no_capability');
+    expect(result.finalMessage).toContain(
+      'None of my executors can do this (fax_send does not exist, and no chain of the existing executors does it)',
+    );
     expect(model.requests).toHaveLength(2);
     stores.close();
   });

@@ -91,8 +91,9 @@ async function runAlternative(turn: TurnContext, intent: Intent, plan: Plan): Pr
  * compose (the settings' `composer`) looks for a chain of existing tools
  * that does what it was wished for. Found, the Proposer is told the chain
  * (the plan is not rewritten behind its back: which arguments go where is
- * its call) and the one alternative runs; not found, the road is closed and
- * the Terminator has the floor. No composer, nothing missing, or a composer
+ * its call) and the one alternative runs; not found, the road is closed:
+ * the Terminator says no executor can do it (`no_capability`) and the gap
+ * log counts it so. No composer, nothing missing, or a composer
  * that fails: undefined, and Recovery passes as before.
  */
 async function composeMissingTool(turn: TurnContext): Promise<LayerOutcome | undefined> {
@@ -103,8 +104,15 @@ async function composeMissingTool(turn: TurnContext): Promise<LayerOutcome | und
     composer.compose({ from: missing.from, desired: missing.desired, executors: turn.executors }),
   );
   if (!report) return undefined;
-  if (report.state !== 'composed' || report.chain.length === 0)
+  if (report.state !== 'composed' || report.chain.length === 0) {
+    // the road is closed: an honest "no executor can do this", and the gap log counts it as such
+    turn.termination = {
+      cause: 'no_capability',
+      detail: `${missing.tool} does not exist, and no chain of the existing executors does it`,
+      tool: missing.tool,
+    };
     return pass(`${missing.tool} does not exist and no chain of existing tools does it: the road is closed`);
+  }
   const intent = await turn.intent();
   const proposed = await proposeValidPlan(turn, intent, {
     tools: [missing.tool],
