@@ -49,6 +49,13 @@ describe('extractQualifiers', () => {
       extractQualifiers('show the mail to anna'),
     );
   });
+
+  it('names a place by its special use: the bin is the trash, the archive is not', () => {
+    expect(extractQualifiers('move the junk mail to the bin')).toEqual(['to:trash']);
+    expect(extractQualifiers('find the spam mail and move it to trash')).toEqual(['to:trash']);
+    expect(extractQualifiers('move the spam to the archive')).toEqual(['to:archive']);
+    expect(extractQualifiers('move it to spam')).toEqual(['to:junk']);
+  });
 });
 
 describe('the intent keeps the qualifiers the model leaves out', () => {

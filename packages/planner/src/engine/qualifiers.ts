@@ -218,6 +218,21 @@ const DIRECTIONS: Readonly<Record<string, 'to' | 'from'>> = {
   dalle: 'from',
 };
 
+/**
+ * Other names of the places mail and files are moved to, by the name their
+ * special use has (IMAP's \Trash, \Junk, \Archive, \Sent, \Drafts): "to the
+ * bin" and "to trash" point at one place, "to the archive" at another.
+ */
+const PLACE_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries({
+    trash: ['bin', 'wastebasket', 'rubbish', 'garbage', 'deleted', 'cestino', 'spazzatura', 'eliminati'],
+    junk: ['spam', 'indesiderata'],
+    archive: ['archives', 'archivio'],
+    sent: ['outbox', 'inviati', 'inviata'],
+    drafts: ['draft', 'bozze', 'bozza'],
+  }).flatMap(([canonical, names]) => names.map((name) => [name, canonical])),
+);
+
 /** Skipped between a direction word and what it points at. */
 const FILLERS = new Set(
   'the a an my your his her our their this that these those il lo la i gli le un una mio mia miei mie tuo tua suo sua'.split(
@@ -301,6 +316,7 @@ export function qualifierTokens(request: string): string[] {
  * @example
  * extractQualifiers('read notes/diary.md and tell me the first 3 lines'); // ['position:first']
  * extractQualifiers('send the report to anna tomorrow'); // ['day:tomorrow', 'to:anna']
+ * extractQualifiers('move the junk mail to the bin'); // ['to:trash']
  */
 export function extractQualifiers(request: string): string[] {
   const tokens = qualifierTokens(request);
@@ -320,8 +336,10 @@ export function extractQualifiers(request: string): string[] {
     let target = index + 1;
     while (target < tokens.length && FILLERS.has(tokens[target]!)) target++;
     const word = tokens[target];
-    if (word !== undefined && !VERB_WORDS.has(word))
-      found.add(`${direction}:${word.replace(/^<(.*)>$/, '$1')}`);
+    if (word !== undefined && !VERB_WORDS.has(word)) {
+      const place = word.replace(/^<(.*)>$/, '$1');
+      found.add(`${direction}:${Object.hasOwn(PLACE_NAMES, place) ? PLACE_NAMES[place] : place}`);
+    }
   }
   return [...found].sort();
 }
