@@ -1,16 +1,11 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { invokedAs, spokenAs } from '../src/output.ts';
-import { cli, repoRoot, STACK_LINE } from './__fixtures__/cli.ts';
+import { cli, STACK_LINE, seedCount } from './__fixtures__/cli.ts';
 
 const savedEnv = { ...process.env };
-const seedCount = () =>
-  readdirSync(join(repoRoot, 'executors')).filter((name) =>
-    existsSync(join(repoRoot, 'executors', name, 'manifest.toml')),
-  ).length;
 let work: string;
 
 beforeEach(async () => {

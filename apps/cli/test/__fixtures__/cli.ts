@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../../src/main.ts';
@@ -5,6 +6,12 @@ import type { CliIo } from '../../src/output.ts';
 
 /** The repository root, where the seed executors and the release key live. */
 export const repoRoot = join(import.meta.dirname, '..', '..', '..', '..');
+
+/** How many seed executors the repository holds (folders of `executors/` with a manifest). */
+export function seedCount(): number {
+  const root = join(repoRoot, 'executors');
+  return readdirSync(root).filter((name) => existsSync(join(root, name, 'manifest.toml'))).length;
+}
 
 /** A stack trace line as Node prints one: no mistake a person can make may show one. */
 export const STACK_LINE = /^\s+at .+:\d+:\d+\)?$/m;
