@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
@@ -11,6 +11,10 @@ import { messageText, type TestMessage } from './mail-messages.ts';
 export const DOVECOT_BINARY = '/usr/sbin/dovecot';
 /** Debian's python3 with python3-aiosmtpd (not a pyenv python on PATH). */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
+/** Makes the test certificate of a server started with `tls: true`. */
+export const OPENSSL_BINARY = '/usr/bin/openssl';
+/** The names the test certificate is for. */
+const TLS_NAMES = ['imap.metnos.test', 'smtp.metnos.test'];
 
 const SINK_SCRIPT = join(import.meta.dirname, 'smtp-sink.py');
 const FOLDERS = ['INBOX', 'Junk', 'Trash', 'Archive', 'Sent'] as const;
@@ -22,8 +26,10 @@ const FOLDERS = ['INBOX', 'Junk', 'Trash', 'Archive', 'Sent'] as const;
  * @example
  * describe.skipIf(mailServerUnavailable())('mail', () => { … });
  */
-export function mailServerUnavailable(): string | undefined {
+export function mailServerUnavailable(options: { tls?: boolean } = {}): string | undefined {
   if (!existsSync(DOVECOT_BINARY)) return `${DOVECOT_BINARY} is absent: apt-get install dovecot-imapd`;
+  if (options.tls && !existsSync(OPENSSL_BINARY))
+    return `${OPENSSL_BINARY} is absent: apt-get install openssl`;
   if (!existsSync(SYSTEM_PYTHON)) return `${SYSTEM_PYTHON} is absent`;
   if (!existsSync('/usr/lib/python3/dist-packages/aiosmtpd'))
     return 'aiosmtpd is absent for the system python: apt-get install python3-aiosmtpd';
@@ -38,6 +44,12 @@ export interface MailServerOptions {
   user?: string;
   /** The account's password. Default: a fresh random one. */
   password?: string;
+  /**
+   * Serve TLS too, with a fresh self-signed certificate for imap.metnos.test
+   * and smtp.metnos.test: IMAP over TLS on `imapsPort`, STARTTLS on
+   * `imapPort`, and the SMTP sink requiring STARTTLS before AUTH.
+   */
+  tls?: boolean;
 }
 
 /** A running Dovecot (IMAP) and SMTP sink on loopback, and how tests look inside them. */
@@ -51,6 +63,9 @@ export interface MailServer {
   sentDir: string;
   /** The temp folder holding everything (config, mailbox, logs). */
   root: string;
+  /** With `tls`: the IMAP-over-TLS port, and the certificate (PEM) to trust as its own authority. */
+  imapsPort?: number;
+  caFile?: string;
   /** Every message of a folder, read over IMAP with EXAMINE (nothing changes). */
   listFolder(name: string): Promise<ProbedMessage[]>;
   /** The messages the SMTP sink accepted, oldest first: raw text and envelope. */
@@ -113,8 +128,17 @@ function runAs(): { internal: string; login: string; mail: { name: string; uid: 
   return { internal: 'dovecot', login: 'dovenull', mail: { name: 'dovecot', ...dovecot } };
 }
 
-function dovecotConfig(settings: { root: string; port: number; users: ReturnType<typeof runAs> }): string {
-  const { root, port, users } = settings;
+function dovecotConfig(settings: {
+  root: string;
+  port: number;
+  users: ReturnType<typeof runAs>;
+  imapsPort?: number;
+}): string {
+  const { root, port, users, imapsPort } = settings;
+  const ssl =
+    imapsPort === undefined
+      ? 'ssl = no'
+      : `ssl = yes\nssl_cert = <${root}/cert.pem\nssl_key = <${root}/key.pem\nssl_min_protocol = TLSv1.2`;
   const special = { Trash: '\\Trash', Junk: '\\Junk', Sent: '\\Sent', Archive: '\\Archive' };
   const mailboxes = Object.entries(special)
     .map(([name, use]) => `  mailbox ${name} {\n    special_use = ${use}\n    auto = subscribe\n  }`)
@@ -126,7 +150,7 @@ base_dir = ${root}/run
 state_dir = ${root}/state
 instance_name = metnos-test-${port}
 log_path = ${root}/dovecot.log
-ssl = no
+${ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = ${users.internal}
@@ -155,7 +179,9 @@ service imap-login {
     port = ${port}
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = ${imapsPort ?? 0}
+    ssl = yes
   }
 }
 # tests log in with wrong passwords on purpose: no delay, and no penalty for 127.0.0.1 afterwards
@@ -205,6 +231,32 @@ async function chownTree(path: string, uid: number, gid: number): Promise<void> 
   }
 }
 
+/** A self-signed certificate for the test names, valid for two days: `cert.pem` and `key.pem` in `root`. */
+function makeCertificate(root: string): void {
+  const made = spawnSync(
+    OPENSSL_BINARY,
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=metnos test mail',
+      '-addext',
+      `subjectAltName=${TLS_NAMES.map((name) => `DNS:${name}`).join(',')}`,
+      '-keyout',
+      join(root, 'key.pem'),
+      '-out',
+      join(root, 'cert.pem'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (made.status !== 0) throw new Error(`openssl could not make the test certificate: ${made.stderr}`);
+}
+
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -234,8 +286,10 @@ export interface MailAccount {
 /**
  * The `[mail]` credential of a running {@link MailServer}: server names under
  * `metnos.test` (a profile and the proxy accept only names) mapped to the
- * loopback ports, plain text (`imap_tls = "none"`), the password in an
- * environment variable the file names.
+ * loopback ports, plain text (`imap_tls = "none"`) unless `tls` says `tls`
+ * (IMAP over TLS, SMTP STARTTLS) or `starttls` (both STARTTLS), trusting the
+ * server's own certificate (`ca_file`) unless `trust` is false; the password
+ * in an environment variable the file names.
  *
  * @example
  * const account = mailAccount(server);
@@ -244,21 +298,25 @@ export interface MailAccount {
  */
 export function mailAccount(
   server: MailServer,
-  names = { imap: 'imap.metnos.test', smtp: 'smtp.metnos.test' },
+  options: { tls?: 'tls' | 'starttls'; trust?: boolean } = {},
 ): MailAccount {
+  const names = { imap: 'imap.metnos.test', smtp: 'smtp.metnos.test' };
+  const tls = options.tls;
+  if (tls && server.imapsPort === undefined) throw new Error('mailAccount: start the server with tls: true');
+  const imapPort = tls === 'tls' ? server.imapsPort! : server.imapPort;
   return {
     hostOverrides: {
-      [names.imap]: `127.0.0.1:${server.imapPort}`,
+      [names.imap]: `127.0.0.1:${imapPort}`,
       [names.smtp]: `127.0.0.1:${server.smtpPort}`,
     },
     toml: `[mail]
 imap = "${names.imap}:993"
-imap_tls = "none"
+imap_tls = "${tls ?? 'none'}"
 smtp = "${names.smtp}:465"
-smtp_tls = "none"
+smtp_tls = "${tls ? 'starttls' : 'none'}"
 username = "${server.user}"
 password_env = "METNOS_TEST_MAIL_PASSWORD"
-`,
+${tls && options.trust !== false ? `ca_file = "${server.caFile}"\n` : ''}`,
     env: { METNOS_TEST_MAIL_PASSWORD: server.password },
     imap: `${names.imap}:993`,
     smtp: `${names.smtp}:465`,
@@ -278,7 +336,7 @@ password_env = "METNOS_TEST_MAIL_PASSWORD"
  * await server.stop();
  */
 export async function startMailServer(options: MailServerOptions = {}): Promise<MailServer> {
-  const missing = mailServerUnavailable();
+  const missing = mailServerUnavailable({ tls: options.tls });
   if (missing) throw new Error(`the test mail server cannot start: ${missing}`);
   const user = options.user ?? 'me@metnos.test';
   const password =
@@ -304,8 +362,10 @@ export async function startMailServer(options: MailServerOptions = {}): Promise<
   };
   try {
     const imapPort = await freePort();
+    const imapsPort = options.tls ? await freePort() : undefined;
+    if (options.tls) makeCertificate(root);
     const conf = join(root, 'dovecot.conf');
-    await writeFile(conf, dovecotConfig({ root, port: imapPort, users }));
+    await writeFile(conf, dovecotConfig({ root, port: imapPort, users, imapsPort }));
     let dovecotOutput = '';
     const dovecot = spawn(DOVECOT_BINARY, ['-F', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(dovecot);
@@ -319,7 +379,8 @@ export async function startMailServer(options: MailServerOptions = {}): Promise<
 
     const smtpPort = await freePort();
     let sinkOutput = '';
-    const sink = spawn(SYSTEM_PYTHON, [SINK_SCRIPT, String(smtpPort), user, password, sentDir], {
+    const tlsFiles = options.tls ? [join(root, 'cert.pem'), join(root, 'key.pem')] : [];
+    const sink = spawn(SYSTEM_PYTHON, [SINK_SCRIPT, String(smtpPort), user, password, sentDir, ...tlsFiles], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     children.push(sink);
@@ -347,6 +408,7 @@ export async function startMailServer(options: MailServerOptions = {}): Promise<
       password,
       sentDir,
       root,
+      ...(imapsPort !== undefined ? { imapsPort, caFile: join(root, 'cert.pem') } : {}),
       async listFolder(name) {
         const probe = await ImapProbe.open(imapPort, user, password);
         try {

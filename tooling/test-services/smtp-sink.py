@@ -3,7 +3,8 @@ PLAIN/LOGIN required (no TLS on loopback), every accepted message written to
 a folder as <n>.eml with <n>.json (envelope and the authenticated user).
 Recipients at rejected.example are refused with 550.
 
-usage: python3 smtp-sink.py <port> <user> <password> <folder>
+usage: python3 smtp-sink.py <port> <user> <password> <folder> [<cert.pem> <key.pem>]
+With a certificate, STARTTLS is offered and required before AUTH.
 Prints "READY <port>" once listening; stops on SIGTERM or when stdin closes.
 """
 
@@ -12,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import ssl
 import sys
 import warnings
 
@@ -23,6 +25,10 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 port, user, password, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+tls_context = None
+if len(sys.argv) > 6:
+    tls_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls_context.load_cert_chain(sys.argv[5], sys.argv[6])
 
 
 def authenticator(server, session, envelope, mechanism, auth_data):
@@ -64,7 +70,9 @@ controller = Controller(
     hostname="127.0.0.1",
     port=port,
     auth_required=True,
-    auth_require_tls=False,
+    auth_require_tls=tls_context is not None,
+    tls_context=tls_context,
+    require_starttls=tls_context is not None,
     authenticator=authenticator,
     server_hostname="smtp.metnos.test",
 )

@@ -97,6 +97,18 @@ token_env = "API_TOKEN"
     const unknown = await loadCredentials({ configDir, env: {} }).catch((error: Error) => error.message);
     expect(unknown).toMatch(/unknown field pasword/);
     expect(unknown).not.toContain('leaky-pass-9');
+    await write(
+      '[mail]\nimap = "imap.example.com:993"\nusername = "me"\npassword = "p-1"\nca_file = "home-ca.pem"\n',
+    );
+    await expect(loadCredentials({ configDir, env: {} })).rejects.toThrow(
+      /^\[mail\] ca_file: .*home-ca\.pem cannot be read \(ENOENT\)$/,
+    );
+    await writeFile(
+      join(configDir, 'home-ca.pem'),
+      '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+    );
+    const trusted = await loadCredentials({ configDir, env: {} });
+    expect(trusted.mail).toMatchObject({ imap: { ca: expect.stringContaining('BEGIN CERTIFICATE') } });
     await write('["Bad Handle"]\nurl = "https://x.example.com/"\ntoken = "t-1"\n');
     await expect(loadCredentials({ configDir, env: {} })).rejects.toThrow(/a handle is lowercase letters/);
   });

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import {
@@ -58,6 +58,7 @@ const mailTable = z
     imap_tls: tls.default('tls'),
     smtp: hostPort.optional(),
     smtp_tls: tls.default('tls'),
+    ca_file: z.string().min(1).optional(),
     address: z
       .string()
       .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, { message: 'a mail address such as "me@example.com"' })
@@ -80,6 +81,7 @@ const httpTable = z
     password_env: envName.optional(),
     token: z.string().min(1).max(4096).optional(),
     token_env: envName.optional(),
+    ca_file: z.string().min(1).optional(),
   })
   .strict();
 
@@ -93,10 +95,36 @@ export interface LoadCredentialsSettings {
   file?: string;
 }
 
-function endpoint(value: string, mode: CredentialEndpoint['tls']): CredentialEndpoint {
+function endpoint(
+  value: string,
+  mode: CredentialEndpoint['tls'],
+  ca: string | undefined,
+): CredentialEndpoint {
   const at = value.lastIndexOf(':');
   const port = Number(value.slice(at + 1));
-  return { host: value.slice(0, at), port, tls: mode };
+  return { host: value.slice(0, at), port, tls: mode, ...(ca ? { ca } : {}) };
+}
+
+/** The PEM text of a table's `ca_file` (relative to the config dir), or undefined without one. */
+async function caOf(
+  handle: string,
+  file: string | undefined,
+  configDir: string,
+): Promise<string | undefined> {
+  if (file === undefined) return undefined;
+  const path = isAbsolute(file) ? file : join(configDir, file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CredentialError(
+      `[${handle}] ca_file: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      handle,
+    );
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new CredentialError(`[${handle}] ca_file: ${path} holds no PEM certificate`, handle);
+  return text;
 }
 
 function secretOf(
@@ -128,7 +156,12 @@ function fieldProblem(handle: string, issue: z.core.$ZodIssue): CredentialError 
   return new CredentialError(`[${handle}] ${field}: ${message}`, handle);
 }
 
-function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['env']): HostCredential {
+async function parseTable(
+  handle: string,
+  raw: unknown,
+  env: LoadCredentialsSettings['env'],
+  configDir: string,
+): Promise<HostCredential> {
   if (!CREDENTIAL_HANDLE.test(handle))
     throw new CredentialError(
       `[${handle.slice(0, 40)}]: a handle is lowercase letters and underscores, at most 32 (e.g. "mail")`,
@@ -141,6 +174,7 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
     const parsed = httpTable.safeParse(table);
     if (!parsed.success) throw fieldProblem(handle, parsed.error.issues[0]!);
     const data = parsed.data;
+    const ca = await caOf(handle, data.ca_file, configDir);
     const url = new URL(data.url);
     const https = url.protocol === 'https:';
     const password = secretOf(handle, 'password', data, env);
@@ -160,6 +194,7 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
         host: url.hostname,
         port: url.port ? Number(url.port) : https ? 443 : 80,
         tls: https ? 'tls' : 'none',
+        ...(ca ? { ca } : {}),
       },
       ...(data.username ? { username: data.username } : {}),
       ...(password ? { password } : {}),
@@ -173,11 +208,12 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
     throw new CredentialError(`[${handle}]: a mail credential names imap, smtp or both`, handle);
   const password = secretOf(handle, 'password', data, env);
   if (!password) throw new CredentialError(`[${handle}]: needs password or password_env`, handle);
+  const ca = await caOf(handle, data.ca_file, configDir);
   return {
     kind: 'mail',
     handle,
-    ...(data.imap ? { imap: endpoint(data.imap, data.imap_tls) } : {}),
-    ...(data.smtp ? { smtp: endpoint(data.smtp, data.smtp_tls) } : {}),
+    ...(data.imap ? { imap: endpoint(data.imap, data.imap_tls, ca) } : {}),
+    ...(data.smtp ? { smtp: endpoint(data.smtp, data.smtp_tls, ca) } : {}),
     ...(data.address || /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(data.username)
       ? { address: data.address ?? data.username }
       : {}),
@@ -208,6 +244,7 @@ function parseTable(handle: string, raw: unknown, env: LoadCredentialsSettings['
  * url = "https://dav.example.com/me/calendar/"
  * username = "me"
  * password_env = "METNOS_CALENDAR_PASSWORD"   # or token / token_env for a bearer token
+ * # ca_file = "home-ca.pem"   # in any table: the authority a self-signed server's certificate chains to
  * ```
  *
  * @example
@@ -253,6 +290,6 @@ export async function loadCredentials(settings: LoadCredentialsSettings): Promis
   }
   const credentials: Record<string, HostCredential> = {};
   for (const [handle, table] of Object.entries(data))
-    credentials[handle] = parseTable(handle, table, settings.env);
+    credentials[handle] = await parseTable(handle, table, settings.env, settings.configDir);
   return Object.freeze(credentials);
 }

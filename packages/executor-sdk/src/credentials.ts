@@ -12,6 +12,11 @@ export interface CredentialEndpoint {
   host: string;
   port: number;
   tls: CredentialTls;
+  /**
+   * PEM certificates the server's certificate must chain to instead of the
+   * system's roots (`ca_file`: a home server with its own authority).
+   */
+  ca?: string;
 }
 
 const SECRET_SHOWN = '<secret>';

@@ -97,9 +97,16 @@ class LineReader {
   }
 }
 
-/** Wraps a connected socket in TLS, checking the certificate against the endpoint's host name. */
+/**
+ * Wraps a connected socket in TLS, checking the certificate against the
+ * endpoint's host name and the system's roots (or the credential's `ca_file`).
+ */
 async function startTls(socket: Socket, endpoint: CredentialEndpoint, deadline: number): Promise<Socket> {
-  const secure = tlsConnect({ socket, servername: endpoint.host });
+  const secure = tlsConnect({
+    socket,
+    servername: endpoint.host,
+    ...(endpoint.ca ? { ca: endpoint.ca } : {}),
+  });
   return await new Promise<Socket>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new LoginFailure('network', 'the TLS handshake did not finish in time')),

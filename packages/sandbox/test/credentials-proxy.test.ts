@@ -1,12 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CredentialSet, type HostCredential, Secret } from '@metnos/executor-sdk';
+import { type CredentialSet, type HostCredential, loadCredentials, Secret } from '@metnos/executor-sdk';
 import {
   generatedMailbox,
   type MailServer,
+  mailAccount,
   mailServerUnavailable,
   startMailServer,
 } from '@metnos/tooling/test-services';
@@ -304,3 +305,86 @@ describe('the egress proxy adds Authorization for an http credential', () => {
     expect(seen).toEqual([]);
   });
 });
+
+const tlsUnavailable = mailServerUnavailable({ tls: true });
+if (tlsUnavailable) console.warn(`skipping the credential proxy TLS tests: ${tlsUnavailable}`);
+
+describe.skipIf(tlsUnavailable)(
+  'the egress proxy logs in over TLS and STARTTLS, checking certificates',
+  () => {
+    let server: MailServer;
+    let dir: string;
+    const proxies: EgressProxy[] = [];
+    const imap = 'imap.metnos.test';
+    const smtp = 'smtp.metnos.test';
+
+    /** A proxy for the account as `mailAccount` describes it, credentials loaded from the file. */
+    async function proxyFor(tls: 'tls' | 'starttls', trust = true): Promise<EgressProxy> {
+      const account = mailAccount(server, { tls, trust });
+      const configDir = await mkdtemp(join(dir, 'config-'));
+      await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
+      const credentials = await loadCredentials({ configDir, env: account.env });
+      const proxy = await startEgressProxy({
+        socketPath: join(configDir, 'proxy.sock'),
+        rules: [account.imap, account.smtp].map(
+          (entry) => parseDomainRule(entry) as Exclude<ReturnType<typeof parseDomainRule>, string>,
+        ),
+        hostOverrides: account.hostOverrides,
+        credentials,
+      });
+      proxies.push(proxy);
+      return proxy;
+    }
+
+    beforeAll(async () => {
+      server = await startMailServer({ messages: generatedMailbox(), tls: true });
+      dir = await mkdtemp(join(tmpdir(), 'metnos-credential-tls-'));
+    });
+
+    afterAll(async () => {
+      for (const proxy of proxies) await proxy.close();
+      await server?.stop();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it('logs in to IMAP over TLS and over STARTTLS', async () => {
+      for (const tls of ['tls', 'starttls'] as const) {
+        const proxy = await proxyFor(tls);
+        const wire = await open(proxy, connectHead(`${imap}:993`, 'mail'));
+        expect(await wire.until(/\r\n\r\n/), tls).toMatch(/^HTTP\/1\.1 200/);
+        expect(await wire.until(/\r\n/)).toMatch(/^\* PREAUTH \[CAPABILITY /);
+        wire.send('a1 EXAMINE INBOX\r\n');
+        expect(await wire.until(/a1 OK[^\r]*\r\n/)).toMatch(/\* 38 EXISTS/);
+        wire.socket.destroy();
+      }
+    });
+
+    it('sends over SMTP after STARTTLS, which the server requires before AUTH', async () => {
+      const proxy = await proxyFor('starttls');
+      const wire = await open(proxy, connectHead(`${smtp}:465`, 'mail'));
+      await wire.until(/\r\n\r\n/);
+      await wire.until(/^220 [^\r]*\r\n/);
+      wire.send('EHLO sandbox\r\nMAIL FROM:<me@metnos.test>\r\n');
+      const ehlo = await wire.until(/250 [^\r]*\r\n250 [^\r]*\r\n/);
+      expect(ehlo).not.toMatch(/STARTTLS|AUTH/);
+      wire.send('RCPT TO:<ada@rossi.example>\r\nDATA\r\n');
+      await wire.until(/354[^\r]*\r\n/);
+      wire.send('Subject: over TLS\r\n\r\nHello\r\n.\r\nQUIT\r\n');
+      await wire.rest();
+      expect((await server.sent()).at(-1)).toMatchObject({
+        rcptTos: ['ada@rossi.example'],
+        user: server.user,
+      });
+    });
+
+    it('refuses a server whose certificate does not chain to a trusted authority, before sending the password', async () => {
+      for (const tls of ['tls', 'starttls'] as const) {
+        const proxy = await proxyFor(tls, false);
+        const refused = await (await open(proxy, connectHead(`${imap}:993`, 'mail'))).rest();
+        expect(refused, tls).toMatch(
+          /^HTTP\/1\.1 502[\s\S]*credential "mail" at imap\.metnos\.test:993: TLS with imap\.metnos\.test failed: self[- ]signed certificate/,
+        );
+      }
+    });
+  },
+);
