@@ -16,6 +16,7 @@ export {
 export { ImapProbe, type ProbedMessage } from './imap-probe.ts';
 export { type GeneratedKind, generatedMailbox, messageText, type TestMessage } from './mail-messages.ts';
 export {
+  credentialsDir,
   DOVECOT_BINARY,
   type MailAccount,
   type MailServer,

@@ -324,6 +324,19 @@ ${tls && options.trust !== false ? `ca_file = "${server.caFile}"\n` : ''}`,
 }
 
 /**
+ * A fresh config dir holding the account's `credentials.toml` (mode 0600),
+ * for `loadCredentials({ configDir, env: account.env })` or `METNOS_CONFIG_DIR`.
+ *
+ * @example
+ * const credentials = await loadCredentials({ configDir: await credentialsDir(account), env: account.env });
+ */
+export async function credentialsDir(account: MailAccount): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'metnos-mail-config-'));
+  await writeFile(join(dir, 'credentials.toml'), account.toml, { mode: 0o600 });
+  return dir;
+}
+
+/**
  * Starts a real Dovecot (`dovecot -F -c <tmp conf>`) and an SMTP sink
  * (`python3-aiosmtpd`, AUTH required) on 127.0.0.1 with random ports, one
  * passwd-file user and a throwaway Maildir with INBOX, Junk, Trash (special

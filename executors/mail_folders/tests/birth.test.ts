@@ -1,9 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CredentialSet, loadCredentials } from '@metnos/executor-sdk';
 import { birth } from '@metnos/sandbox/birth';
 import {
+  credentialsDir,
   generatedMailbox,
   type MailServer,
   mailAccount,
@@ -24,9 +23,7 @@ describe.skipIf(unavailable)('mail_folders birth', () => {
   beforeAll(async () => {
     server = await startMailServer({ messages: generatedMailbox() });
     const account = mailAccount(server);
-    const configDir = await mkdtemp(join(tmpdir(), 'metnos-mail-config-'));
-    await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
-    credentials = await loadCredentials({ configDir, env: account.env });
+    credentials = await loadCredentials({ configDir: await credentialsDir(account), env: account.env });
     executor = birth(dir, { hostOverrides: account.hostOverrides });
   });
 
@@ -64,11 +61,8 @@ describe.skipIf(unavailable)('mail_folders birth', () => {
 
   it('is NotConfigured without a mail credential, AuthFailed with a wrong password', async () => {
     expect(await executor.invoke({}, {})).toMatchObject({ ok: false, error: { class: 'NotConfigured' } });
-    const account = mailAccount(server);
-    const configDir = await mkdtemp(join(tmpdir(), 'metnos-mail-config-'));
-    await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
     const wrong = await loadCredentials({
-      configDir,
+      configDir: await credentialsDir(mailAccount(server)),
       env: { METNOS_TEST_MAIL_PASSWORD: 'not-the-password' },
     });
     const refused = await executor.invoke({}, { credentials: wrong });

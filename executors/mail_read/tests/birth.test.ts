@@ -1,9 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CredentialSet, loadCredentials } from '@metnos/executor-sdk';
 import { birth } from '@metnos/sandbox/birth';
 import {
+  credentialsDir,
   generatedMailbox,
   type MailServer,
   mailAccount,
@@ -82,9 +81,7 @@ describe.skipIf(unavailable)('mail_read birth', () => {
     const mailbox = generatedMailbox();
     server = await startMailServer({ messages: [...mailbox, ...extra] });
     const account = mailAccount(server);
-    const configDir = await mkdtemp(join(tmpdir(), 'metnos-mail-config-'));
-    await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
-    credentials = await loadCredentials({ configDir, env: account.env });
+    credentials = await loadCredentials({ configDir: await credentialsDir(account), env: account.env });
     executor = birth(dir, { hostOverrides: account.hostOverrides });
   });
 

@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CredentialSet, loadCredentials } from '@metnos/executor-sdk';
 import { birth } from '@metnos/sandbox/birth';
 import {
+  credentialsDir,
   type MailServer,
   mailAccount,
   mailServerUnavailable,
@@ -32,8 +32,7 @@ describe.skipIf(unavailable)('mail_send birth', () => {
   beforeAll(async () => {
     server = await startMailServer();
     const account = mailAccount(server);
-    configDir = await mkdtemp(join(tmpdir(), 'metnos-mail-config-'));
-    await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
+    configDir = await credentialsDir(account);
     credentials = await loadCredentials({ configDir, env: account.env });
     executor = birth(dir, { hostOverrides: account.hostOverrides });
   });

@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type CredentialSet,
@@ -12,6 +11,7 @@ import {
   type VerifiedExecutor,
 } from '@metnos/executor-sdk';
 import {
+  credentialsDir,
   generatedMailbox,
   type MailServer,
   mailAccount,
@@ -103,8 +103,7 @@ describe.skipIf(unavailable)('credential handles through the real sandbox', () =
   beforeAll(async () => {
     server = await startMailServer({ messages: generatedMailbox(), password: PASSWORD });
     const account = mailAccount(server);
-    configDir = await mkdtemp(join(tmpdir(), 'metnos-credential-config-'));
-    await writeFile(join(configDir, 'credentials.toml'), account.toml, { mode: 0o600 });
+    configDir = await credentialsDir(account);
     credentials = await loadCredentials({ configDir, env: account.env });
     runner = createSandboxRunner({
       configDir,
@@ -137,8 +136,7 @@ describe.skipIf(unavailable)('credential handles through the real sandbox', () =
       results.push(result);
       if (!('folder' in args && args.folder === 'Nowhere')) expect(result, name).toMatchObject({ ok: true });
     }
-    const wrongDir = await mkdtemp(join(tmpdir(), 'metnos-credential-config-'));
-    await writeFile(join(wrongDir, 'credentials.toml'), mailAccount(server).toml, { mode: 0o600 });
+    const wrongDir = await credentialsDir(mailAccount(server));
     const wrong = await loadCredentials({
       configDir: wrongDir,
       env: { METNOS_TEST_MAIL_PASSWORD: `${PASSWORD}-wrong` },
