@@ -6,7 +6,6 @@ import {
   mkdtemp,
   readdir,
   readFile,
-  readlink,
   rm,
   stat,
   symlink,
