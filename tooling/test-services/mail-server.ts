@@ -50,6 +50,12 @@ export interface MailServerOptions {
    * `imapPort`, and the SMTP sink requiring STARTTLS before AUTH.
    */
   tls?: boolean;
+  /**
+   * The IMAP capabilities Dovecot announces after login instead of its own
+   * (`imap_capability`), e.g. the usual list without MOVE to test a client's
+   * COPY fallback.
+   */
+  imapCapability?: string;
 }
 
 /** A running Dovecot (IMAP) and SMTP sink on loopback, and how tests look inside them. */
@@ -133,8 +139,9 @@ function dovecotConfig(settings: {
   port: number;
   users: ReturnType<typeof runAs>;
   imapsPort?: number;
+  imapCapability?: string;
 }): string {
-  const { root, port, users, imapsPort } = settings;
+  const { root, port, users, imapsPort, imapCapability } = settings;
   const ssl =
     imapsPort === undefined
       ? 'ssl = no'
@@ -160,7 +167,7 @@ mail_uid = ${users.mail.uid}
 mail_gid = ${users.mail.gid}
 first_valid_uid = 1
 mail_location = maildir:${root}/home/%u/Maildir
-passdb {
+${imapCapability ? `imap_capability = ${imapCapability}\n` : ''}passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u ${root}/passwd
 }
@@ -378,7 +385,10 @@ export async function startMailServer(options: MailServerOptions = {}): Promise<
     const imapsPort = options.tls ? await freePort() : undefined;
     if (options.tls) makeCertificate(root);
     const conf = join(root, 'dovecot.conf');
-    await writeFile(conf, dovecotConfig({ root, port: imapPort, users, imapsPort }));
+    await writeFile(
+      conf,
+      dovecotConfig({ root, port: imapPort, users, imapsPort, imapCapability: options.imapCapability }),
+    );
     let dovecotOutput = '';
     const dovecot = spawn(DOVECOT_BINARY, ['-F', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(dovecot);

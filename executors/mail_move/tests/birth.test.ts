@@ -4,6 +4,7 @@ import { birth } from '@metnos/sandbox/birth';
 import {
   credentialsDir,
   generatedMailbox,
+  ImapProbe,
   type MailServer,
   mailAccount,
   mailServerUnavailable,
@@ -100,5 +101,42 @@ describe.skipIf(unavailable)('mail_move birth', () => {
     );
     expect(source).toMatchObject({ ok: false, error: { class: 'NotFound' } });
     expect(await server.listFolder('INBOX')).toEqual(before);
+  });
+});
+
+/** Dovecot's post-login capabilities without MOVE: the client must COPY, flag and expunge. */
+const WITHOUT_MOVE =
+  'IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT NAMESPACE UIDPLUS LIST-EXTENDED CHILDREN LITERAL+ SPECIAL-USE LIST-STATUS';
+
+describe.skipIf(unavailable)('mail_move birth, on a server without MOVE', () => {
+  let server: MailServer;
+
+  beforeAll(async () => {
+    server = await startMailServer({ messages: generatedMailbox(), imapCapability: WITHOUT_MOVE });
+  });
+
+  afterAll(() => server?.stop());
+
+  it('copies, flags \\Deleted and expunges only the uids it moves', async () => {
+    const account = mailAccount(server);
+    const credentials = await loadCredentials({ configDir: await credentialsDir(account), env: account.env });
+    const executor = birth(dir, { hostOverrides: account.hostOverrides });
+    const inbox = await server.listFolder('INBOX');
+    const spam = inbox.filter((message) => message.kind === 'spam');
+    // someone else's message already flagged \Deleted: a plain EXPUNGE would take it too
+    const keep = inbox.find((message) => message.kind === 'personal')!;
+    const probe = await ImapProbe.open(server.imapPort, server.user, server.password);
+    await probe.command('SELECT INBOX');
+    await probe.command(`UID STORE ${keep.uid} +FLAGS (\\Deleted)`);
+    await probe.close();
+    const result = await executor.invoke(
+      { entries: spam.map((message) => ({ uid: message.uid, folder: 'INBOX' })), destination: 'Trash' },
+      { credentials },
+    );
+    expect(result).toMatchObject({ ok: true, content: { moved: 10, destination: 'Trash' } });
+    const after = await server.listFolder('INBOX');
+    expect(after.filter((message) => message.kind === 'spam')).toEqual([]);
+    expect(after.find((message) => message.uid === keep.uid)?.flags).toContain('\\Deleted');
+    expect(await server.listFolder('Trash')).toHaveLength(10);
   });
 });
