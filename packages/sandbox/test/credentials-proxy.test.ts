@@ -1,5 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -375,6 +376,53 @@ describe.skipIf(tlsUnavailable)(
         rcptTos: ['ada@rossi.example'],
         user: server.user,
       });
+    });
+
+    it('speaks TLS to an https credential’s server and adds Basic inside it', async () => {
+      const seen: IncomingHttpHeaders[] = [];
+      const secure = createHttpsServer(
+        {
+          cert: await readFile(join(server.root, 'cert.pem')),
+          key: await readFile(join(server.root, 'key.pem')),
+        },
+        (request, response) => {
+          seen.push(request.headers);
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('calendar');
+        },
+      );
+      await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+      const { port } = secure.address() as AddressInfo;
+      const host = 'imap.metnos.test';
+      const ca = await readFile(server.caFile!, 'utf8');
+      const proxy = await startEgressProxy({
+        socketPath: join(dir, 'https.sock'),
+        rules: [parseDomainRule(`${host}:8443`) as Exclude<ReturnType<typeof parseDomainRule>, string>],
+        hostOverrides: { [host]: `127.0.0.1:${port}` },
+        credentials: {
+          calendar: {
+            kind: 'http',
+            handle: 'calendar',
+            url: `https://${host}:8443/dav/`,
+            endpoint: { host, port: 8443, tls: 'tls', ca },
+            username: 'me',
+            password: new Secret('over-tls-1234'),
+          },
+        },
+      });
+      proxies.push(proxy);
+      try {
+        const answer = await (
+          await open(
+            proxy,
+            `GET http://${host}:8443/dav/ HTTP/1.1\r\nHost: ${host}\r\nMetnos-Credential: calendar\r\n\r\n`,
+          )
+        ).rest();
+        expect(answer).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\ncalendar\r\n/);
+        expect(seen[0]!.authorization).toBe(`Basic ${Buffer.from('me:over-tls-1234').toString('base64')}`);
+        expect(seen[0]!.host).toBe(`${host}:8443`);
+      } finally {
+        await new Promise<void>((resolve) => secure.close(() => resolve()));
+      }
     });
 
     it('refuses a server whose certificate does not chain to a trusted authority, before sending the password', async () => {
