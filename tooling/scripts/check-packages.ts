@@ -20,11 +20,13 @@ const REQUIRED_FILES: Record<string, string[]> = {
   '@metnos/autopath': ['drizzle/meta/_journal.json'],
   '@metnos/planner': ['drizzle/meta/_journal.json'],
   '@metnos/mnestome': ['drizzle/meta/_journal.json'],
+  '@metnos/synt': ['drizzle/meta/_journal.json'],
   '@metnos/cli': ['seeds/metnos-release.pub', 'seeds/fs_read/manifest.sig'],
   '@metnos/server': [
     'drizzle/meta/_journal.json',
     'console/index.html',
     'console/console.js',
+    'console/proposals.js',
     'console/console.css',
   ],
 };

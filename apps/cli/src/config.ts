@@ -68,6 +68,19 @@ export const appConfigSchema = z
       .object({ config: z.record(z.string(), z.record(z.string(), z.unknown())).default({}) })
       .strict()
       .optional(),
+    // the synt: the key that signs what it generates, and when a proto-mnest counts as recurring
+    synt: z
+      .object({
+        key: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,64}$/, 'the name of a key in your key store')
+          .optional(),
+        min_uses: z.number().int().min(1).optional(),
+        min_weight: z.number().min(0).max(1).optional(),
+        window_days: z.number().int().min(1).max(365).optional(),
+      })
+      .strict()
+      .optional(),
     // OTLP export of the engine's spans from `metnos serve`; absent, no SDK is set up
     telemetry: z
       .object({

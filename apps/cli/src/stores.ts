@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createAutopathStore, createFastpathStore, StoreError } from '@metnos/autopath/stores';
 import { createMnestome } from '@metnos/mnestome';
 import { createFillerCache, createGapLog, createScratchpad } from '@metnos/planner';
+import { createSyntStore } from '@metnos/synt';
 
 /** What a store is for, and what a turn that could not open it does without. */
 interface StoreSpec {
@@ -42,6 +43,12 @@ export const STORES = {
     holds: 'the mnestome: passages between executors and proto-mnests',
     without: 'this turn ran without the mnestome: the passages it made are not kept',
     open: (location) => createMnestome(location),
+  },
+  synt: {
+    file: 'synt.sqlite',
+    holds: "the synt's proposals and generation runs, with each model call's lineage",
+    without: 'the synt ran without its record',
+    open: (location) => createSyntStore(location),
   },
   fillers: {
     file: 'fillers.sqlite',

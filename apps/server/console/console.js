@@ -6,8 +6,10 @@
 // - the bearer token lives in this tab's sessionStorage only and travels in the
 //   Authorization header, never in an address, a cookie or the page.
 
+import { loadProposals } from './proposals.js';
+
 const TOKEN_KEY = 'metnos.token';
-const VIEWS = ['chat', 'approvals', 'memory', 'executors', 'schedules', 'audit'];
+const VIEWS = ['chat', 'approvals', 'proposals', 'memory', 'executors', 'schedules', 'audit'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -227,6 +229,10 @@ const loaders = {
   executors: loadExecutors,
   schedules: loadSchedules,
   audit: () => undefined,
+  proposals: () =>
+    loadProposals({ h, fill, api, text, when, table, busy, errorLine }, $('proposals-list'), {
+      all: () => $('proposals-all').checked,
+    }),
 };
 
 function show() {
@@ -836,6 +842,7 @@ function wire() {
   $('audit-day').value = new Date().toISOString().slice(0, 10);
   for (const button of document.querySelectorAll('[data-refresh]'))
     button.addEventListener('click', () => loaders[button.dataset.refresh]());
+  $('proposals-all').addEventListener('change', () => loaders.proposals());
   window.addEventListener('hashchange', show);
   if (token()) start();
   else logout();

@@ -29,7 +29,7 @@ export interface AppSettings {
   maxConcurrentTurns?: number;
   /** When set, the scheduler's routes are mounted (`/api/schedules`, see `registerScheduleRoutes`). */
   scheduler?: Scheduler;
-  /** Route groups to mount (memory, executors, approvals, audit, doctor), each when its dependencies are given. */
+  /** Route groups to mount (memory, executors, approvals, audit, doctor, proposals), each when its dependencies are given. */
   api?: ApiRouteDeps;
 }
 

@@ -12,6 +12,7 @@ const CONSOLE_DIR = new URL('../console/', import.meta.url);
 const FILES = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
+  '/console/proposals.js': { file: 'proposals.js', type: 'text/javascript; charset=utf-8' },
   '/console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
 } as const;
 

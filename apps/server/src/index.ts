@@ -13,6 +13,7 @@ export type { AuditRouteDeps } from './routes/audit.ts';
 export type { DoctorRouteDeps } from './routes/doctor.ts';
 export type { ExecutorRouteDeps } from './routes/executors.ts';
 export type { MemoryRouteDeps } from './routes/memory.ts';
+export { type ProposalRouteDeps, registerProposalRoutes } from './routes/proposals.ts';
 export { registerScheduleRoutes, type ScheduleRouteSettings } from './routes/schedules.ts';
 export {
   CadenceError,
@@ -31,6 +32,12 @@ export {
   type MnestomeTaskSettings,
   mnestomeAgerTask,
 } from './scheduler/mnestome-task.ts';
+export {
+  type NightlyStep,
+  nightlySteps,
+  type SuggestingSynt,
+  syntSuggestTask,
+} from './scheduler/synt-task.ts';
 export {
   BUILTIN_TASKS,
   createScheduledFire,

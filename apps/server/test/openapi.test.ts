@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SyntError } from '@metnos/synt';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type ServerEngine } from '../src/app.ts';
@@ -61,6 +62,20 @@ function everyGroup(auditDir: string): ApiRouteDeps {
     },
     audit: { auditDir },
     doctor: { sandbox: () => ({ ok: true }), integrity: () => [], stores: () => [] },
+    proposals: {
+      synt: {
+        list: () => [],
+        show: (id: string) => {
+          throw new SyntError('not_found', `no proposal or run ${id}`);
+        },
+        approve: async (id: string) => {
+          throw new SyntError('not_found', `no proposal or run ${id}`);
+        },
+        reject: (id: string) => {
+          throw new SyntError('not_found', `no proposal or run ${id}`);
+        },
+      },
+    },
   };
 }
 
@@ -176,6 +191,15 @@ const bodies: Record<string, { valid: unknown[]; invalid: unknown[] }> = {
       { decision: 'deny', callHash: 'A'.repeat(64) },
     ],
   },
+  'post /api/proposals/{id}': {
+    valid: [{ decision: 'reject' }, { decision: 'approve', digest: `sha256:${'a'.repeat(64)}` }],
+    invalid: [
+      {},
+      { decision: 'maybe' },
+      { decision: 'approve', digest: 'md5:abc' },
+      { decision: 'approve', spec: {} },
+    ],
+  },
   'post /api/schedules': {
     valid: [
       { target: { kind: 'request', text: 'summarise my mail' }, cadence: 'every 15 minutes' },
@@ -217,6 +241,7 @@ describe('the OpenAPI document', () => {
       'get /',
       'get /console/console.css',
       'get /console/console.js',
+      'get /console/proposals.js',
       'get /favicon.ico',
     ]);
     for (const path of open.map((key) => key.split(' ')[1]!))
@@ -312,6 +337,7 @@ describe('the OpenAPI document', () => {
       ['/api/memory/observations?limit=501', false],
       ['/api/schedules?all=true', true],
       ['/api/audit?day=2026-01-02&folder=sandbox&limit=3', true],
+      ['/api/proposals?all=true', true],
     ] as const) {
       const answer = await call('GET', path);
       expect(answer.status, path).toBe(ok ? 200 : 400);

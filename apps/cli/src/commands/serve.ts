@@ -11,6 +11,7 @@ import {
   createTelegramChannel,
   createTelegramClient,
   mnestomeAgerTask,
+  nightlySteps,
   type SchedulerService,
   ServerTokenError,
   type StoresClaim,
@@ -19,6 +20,7 @@ import {
   startSchedulerService,
   startServer,
   startTelemetry,
+  syntSuggestTask,
   type TelegramChannel,
   type Telemetry,
   TelemetryError,
@@ -27,6 +29,7 @@ import {
 } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
 import { reminderChannels } from '../reminders.ts';
+import { openSynt } from '../synt.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
 import { integrityFindings } from './doctor-integrity.ts';
 import { storeFindings } from './doctor-stores.ts';
@@ -199,6 +202,18 @@ async function serveWith(settings: {
     approved: async (call) => (flow ? flow.approved(call) : false),
     hostServices: { reminders },
   });
+  // the synt over the engine's own catalog and mnestome: what it installs, the engine plans with at once
+  let synt: Awaited<ReturnType<typeof openSynt>>;
+  try {
+    synt = await openSynt(context, (line) => io.err(`metnos serve: ${line}`), {
+      orDoWithout: true,
+      mnestome,
+      catalog: parts.catalog,
+    });
+  } catch (error) {
+    close();
+    throw error;
+  }
   let telegram: TelegramChannel | undefined;
   const pending = createPendingCalls();
   flow = createApprovalsFlow({
@@ -239,11 +254,15 @@ async function serveWith(settings: {
         }
       : {}),
     workspace: context.place.workspace,
-    // 04:30 nightly: the mnestome's ager; below_threshold proposals land in the run's summary
-    synt: mnestomeAgerTask({
-      mnestome,
-      executors: () => parts.catalog.executors().map((executor) => executor.name),
-    }),
+    // 04:30 nightly: the mnestome's ager (below_threshold proposals land in the run's summary), then
+    // synt_suggest, which files the synt's proposal cards for the console and `metnos synt`
+    synt: nightlySteps(
+      mnestomeAgerTask({
+        mnestome,
+        executors: () => parts.catalog.executors().map((executor) => executor.name),
+      }),
+      syntSuggestTask({ synt: synt.synt }),
+    ),
     onError: (error) =>
       io.err(`metnos serve: a scheduler tick failed: ${(error as Error)?.message ?? error}`),
   });
@@ -263,6 +282,7 @@ async function serveWith(settings: {
           executors: { catalog: parts.catalog },
           approvals: { approvals: parts.vaglio.approvals, pending, onDecision: flow.onDecision },
           audit: { auditDir: join(context.place.workspace, '.audit') },
+          proposals: { synt: synt.synt, actor: `${context.config.runtime.actor} (console)` },
           // the same checks as `metnos doctor --json`, never with repair: a GET changes nothing
           doctor: {
             integrity: () => integrityFindings(context.place),
@@ -306,6 +326,7 @@ async function serveWith(settings: {
     polling.abort();
     await telegramRun?.catch(() => undefined);
     await schedules.stop();
+    synt.close();
     close();
     // the spans still batched go out before the process ends
     await telemetry

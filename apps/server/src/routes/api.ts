@@ -5,6 +5,7 @@ import { type AuditRouteDeps, auditRouteDocs, registerAuditRoutes } from './audi
 import { type DoctorRouteDeps, doctorRouteDocs, registerDoctorRoutes } from './doctor.ts';
 import { type ExecutorRouteDeps, executorRouteDocs, registerExecutorRoutes } from './executors.ts';
 import { type MemoryRouteDeps, memoryRouteDocs, registerMemoryRoutes } from './memory.ts';
+import { type ProposalRouteDeps, proposalRouteDocs, registerProposalRoutes } from './proposals.ts';
 
 /** The API route groups a server mounts: each only when its dependencies are given. */
 export interface ApiRouteDeps {
@@ -13,6 +14,7 @@ export interface ApiRouteDeps {
   approvals?: ApprovalRouteDeps;
   audit?: AuditRouteDeps;
   doctor?: DoctorRouteDeps;
+  proposals?: ProposalRouteDeps;
 }
 
 /**
@@ -28,6 +30,7 @@ export function registerApiRoutes(app: Hono, deps: ApiRouteDeps): void {
   if (deps.approvals) registerApprovalRoutes(app, deps.approvals);
   if (deps.audit) registerAuditRoutes(app, deps.audit);
   if (deps.doctor) registerDoctorRoutes(app, deps.doctor);
+  if (deps.proposals) registerProposalRoutes(app, deps.proposals);
 }
 
 /** The routes {@link registerApiRoutes} mounts for `deps`, for the OpenAPI document. */
@@ -38,5 +41,6 @@ export function apiRouteDocs(deps: ApiRouteDeps): RouteDoc[] {
     ...(deps.approvals ? approvalRouteDocs : []),
     ...(deps.audit ? auditRouteDocs : []),
     ...(deps.doctor ? doctorRouteDocs : []),
+    ...(deps.proposals ? proposalRouteDocs : []),
   ];
 }

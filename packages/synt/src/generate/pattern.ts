@@ -19,7 +19,9 @@ export function recurringProtos(
   now: Date,
   rules: PatternRules = {},
 ): Array<Extract<Motivation, { kind: 'proto' }>> {
-  const { minUses, minWeight, windowDays } = { ...DEFAULT_PATTERN_RULES, ...rules };
+  const minUses = rules.minUses ?? DEFAULT_PATTERN_RULES.minUses;
+  const minWeight = rules.minWeight ?? DEFAULT_PATTERN_RULES.minWeight;
+  const windowDays = rules.windowDays ?? DEFAULT_PATTERN_RULES.windowDays;
   const since = new Date(now.getTime() - windowDays * DAY_MS);
   return source
     .protoMnests({ since, minUses, minWeight })
