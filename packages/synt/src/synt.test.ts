@@ -1,13 +1,20 @@
 // The nightly suggestions and the person's decisions, over a real mnestome, a real catalog of
 // seed copies signed with the release key, and (for generation) the real sandbox.
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCatalog, createKeyStore, type PublicKey, readPublicKey } from '@metnos/executor-sdk';
+import {
+  createCatalog,
+  createKeyStore,
+  type PublicKey,
+  readPublicKey,
+  signExecutor,
+} from '@metnos/executor-sdk';
 import { createMnestome, type DesiredSignature } from '@metnos/mnestome';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderManifest } from './generate/artefacts.ts';
 import { createSynt } from './synt.ts';
 import { createSyntStore } from './synt-store.ts';
 import { CSV_SUM_CODE, CSV_SUM_SPEC, createScriptedWise, skeletonAnswer } from './test/index.ts';
@@ -47,6 +54,25 @@ async function world() {
   return { here, executors, catalog, mnestome, store };
 }
 
+/** The synt over a world, with the person's key store and the real sandbox. */
+function syntOf(
+  parts: Awaited<ReturnType<typeof world>>,
+  model: ReturnType<typeof createScriptedWise>,
+  extra: Partial<Parameters<typeof createSynt>[0]> = {},
+) {
+  return createSynt({
+    store: parts.store,
+    catalog: parts.catalog,
+    mnestome: parts.mnestome,
+    model,
+    runner: createSandboxRunner(),
+    keyStore: createKeyStore({ configDir: join(root, 'config') }),
+    trustedKeys,
+    clock,
+    ...extra,
+  });
+}
+
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'metnos-synt-'));
   const person = await createKeyStore({ configDir: join(root, 'config') }).create('default');
@@ -57,16 +83,9 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('synt_suggest, compose-only over recurring proto-mnests', () => {
   it('files a generate card for a closed road, a compose card for a chain, and nothing below the thresholds', async () => {
-    const { catalog, mnestome, store } = await world();
-    const synt = createSynt({
-      store,
-      catalog,
-      mnestome,
-      model: createScriptedWise([]),
-      runner: createSandboxRunner(),
-      keyStore: createKeyStore({ configDir: join(root, 'config') }),
-      trustedKeys,
-      clock,
+    const parts = await world();
+    const { catalog, mnestome, store } = parts;
+    const synt = syntOf(parts, createScriptedWise([]), {
       ids: (() => {
         let next = 0;
         return () => String(++next).padStart(8, '0');
@@ -117,21 +136,14 @@ describe.skipIf(NO_SANDBOX)(
   `approving a generate card${NO_SANDBOX ? ` (skipped: ${NO_SANDBOX})` : ''}`,
   () => {
     it('walks the stages to each question, shows the review as diffs, and installs only on the approved digest', async () => {
-      const { executors, catalog, mnestome, store } = await world();
+      const parts = await world();
+      const { executors, catalog, mnestome, store } = parts;
       const wise = createScriptedWise([
         JSON.stringify(CSV_SUM_SPEC),
         skeletonAnswer(CSV_SUM_SPEC, CSV_SUM_CODE),
       ]);
-      const synt = createSynt({
-        store,
-        catalog,
-        mnestome,
-        model: wise,
-        runner: createSandboxRunner(),
-        keyStore: createKeyStore({ configDir: join(root, 'config') }),
-        trustedKeys,
+      const synt = syntOf(parts, wise, {
         refusedKeyIds: [trustedKeys[0]!.keyId],
-        clock,
       });
       for (let day = 1; day <= 3; day++) {
         now = new Date(`2026-05-0${day}T08:00:00Z`);
@@ -179,3 +191,70 @@ describe.skipIf(NO_SANDBOX)(
     });
   },
 );
+
+/** An executor of the person's, as an earlier synt run would have left it: signed with their key. */
+async function ownExecutor(executors: string, name: string): Promise<void> {
+  const dir = join(executors, name);
+  await mkdir(dir, { recursive: true });
+  const spec = { ...CSV_SUM_SPEC, name };
+  await writeFile(
+    join(dir, 'manifest.toml'),
+    renderManifest(
+      spec,
+      { read: [], write: [], domains: [] },
+      { runId: 'r-old', createdAt: new Date('2026-04-01T00:00:00Z') },
+    ),
+  );
+  await writeFile(join(dir, 'main.ts'), CSV_SUM_CODE);
+  await writeFile(
+    join(dir, 'schema.json'),
+    JSON.stringify({ definitions: { Input: spec.input, Output: spec.output } }),
+  );
+  await signExecutor(dir, await createKeyStore({ configDir: join(root, 'config') }).load('default'));
+}
+
+describe.skipIf(NO_SANDBOX)(`a merge${NO_SANDBOX ? ` (skipped: ${NO_SANDBOX})` : ''}`, () => {
+  it('two executors with overlapping traces are merged into one; they go fused, and archived once their mnests fade', async () => {
+    const parts = await world();
+    const { executors, catalog, mnestome, store } = parts;
+    await ownExecutor(executors, 'csv_sum');
+    await ownExecutor(executors, 'csv_total');
+    await catalog.load();
+    now = new Date('2026-05-01T08:00:00Z');
+    for (const name of ['csv_sum', 'csv_total']) {
+      mnestome.recordPassing('fs_read', name, true);
+      mnestome.recordPassing(name, 'text_stats', true);
+    }
+    const merged = {
+      ...CSV_SUM_SPEC,
+      name: 'csv_aggregate',
+      summary: 'Sum or total one column of CSV text.',
+    };
+    const wise = createScriptedWise([JSON.stringify(merged), skeletonAnswer(merged, CSV_SUM_CODE)]);
+    const synt = syntOf(parts, wise);
+    const report = await synt.suggest();
+    expect(report.summary).toBe('0 recurring proto-mnests; filed 1 merge');
+    const [card] = synt.list();
+    expect(card).toMatchObject({ kind: 'merge', title: 'merge csv_sum and csv_total into one executor' });
+
+    await synt.approve(card!.id, { by: 'ada' });
+    expect(wise.requests[0]!.user).toContain('Specify ONE executor that covers both');
+    const shown = await synt.approve(card!.id, { by: 'ada' });
+    expect(shown.review!.files[1]!.diff).toContain('--- a/csv_sum/main.ts');
+    const done = await synt.approve(card!.id, { by: 'ada', digest: shown.review!.digest });
+    expect(done.proposal.state).toBe('done');
+    const states = () => Object.fromEntries(catalog.list().map((row) => [row.name, row.state]));
+    expect(states()).toMatchObject({ csv_aggregate: 'active', csv_sum: 'fused', csv_total: 'fused' });
+
+    // while their mnests are alive, nothing more; once they faded, the ager and the synt propose archival
+    expect((await synt.suggest()).filed).toEqual([]);
+    now = new Date('2026-12-01T04:00:00Z');
+    mnestome.age(now);
+    const night = await synt.suggest();
+    expect(night.summary).toBe('0 recurring proto-mnests; filed 2 archive');
+    for (const archive of synt.list({ states: ['open'] })) await synt.approve(archive.id, { by: 'ada' });
+    expect(states()).toMatchObject({ csv_aggregate: 'active', csv_sum: 'archived', csv_total: 'archived' });
+    mnestome.close();
+    store.close();
+  });
+});
