@@ -4,6 +4,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import manifest from '../package.json' with { type: 'json' };
 import { consoleRouteDocs, registerConsole } from './console.ts';
+import { type McpRouteDeps, mcpRouteDocs, registerMcpRoute } from './mcp/http.ts';
 import { openApiDocument, type RouteDoc } from './openapi.ts';
 import { type ApiRouteDeps, apiRouteDocs, registerApiRoutes } from './routes/api.ts';
 import { idParam } from './routes/common.ts';
@@ -31,6 +32,8 @@ export interface AppSettings {
   scheduler?: Scheduler;
   /** Route groups to mount (memory, executors, approvals, audit, doctor, proposals), each when its dependencies are given. */
   api?: ApiRouteDeps;
+  /** When set, `/mcp` serves the catalog's active executors to MCP clients (see `registerMcpRoute`). */
+  mcp?: McpRouteDeps;
 }
 
 /** A request body the API refuses: the field and why. */
@@ -178,6 +181,7 @@ export function createApp(settings: AppSettings) {
         ...coreRouteDocs,
         ...(settings.scheduler ? scheduleRouteDocs : []),
         ...apiRouteDocs(settings.api ?? {}),
+        ...(settings.mcp ? mcpRouteDocs : []),
       ],
       { version: manifest.version },
     );
@@ -185,6 +189,7 @@ export function createApp(settings: AppSettings) {
   });
   if (settings.scheduler) registerScheduleRoutes(app, { scheduler: settings.scheduler });
   if (settings.api) registerApiRoutes(app, settings.api);
+  const mcp = settings.mcp ? registerMcpRoute(app, settings.mcp) : undefined;
 
   app.post('/api/turns', async (c) => {
     const body = await readJson(c.req.raw);
@@ -243,8 +248,11 @@ export function createApp(settings: AppSettings) {
   return {
     app,
     fetch: app.fetch,
-    /** Resolves when every turn and feedback under way has finished. */
-    drain: () => Promise.allSettled([...running]).then(() => undefined),
+    /** Resolves when every turn and feedback under way has finished (MCP sessions are ended first). */
+    drain: async () => {
+      await mcp?.close();
+      await Promise.allSettled([...running]);
+    },
     inFlight: () => running.size,
   };
 }

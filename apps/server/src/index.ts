@@ -6,6 +6,24 @@ export {
   type HeldCall,
   type TurnOrigin,
 } from './approvals-flow.ts';
+export {
+  activeExecutors,
+  createMcpCallPath,
+  createMcpServer,
+  isMcpCall,
+  type McpCaller,
+  type McpCallOutcome,
+  type McpCallPath,
+  type McpCallPathSettings,
+  type McpCatalog,
+  type McpHeldCall,
+  type McpHeldCalls,
+  type McpReceiptEntry,
+  type McpReceiptHook,
+  type McpRouteDeps,
+  type McpTool,
+  mcpToolOf,
+} from './mcp/index.ts';
 export { claimStores, OWNER_FILE, type StoresClaim, StoresOwnedError } from './owner.ts';
 export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';

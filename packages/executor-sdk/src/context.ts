@@ -14,6 +14,8 @@ export type Caller =
   | { kind: 'user'; sender?: string; channel?: string }
   | { kind: 'planner'; turnId?: string }
   | { kind: 'scheduler'; scheduleId: string }
+  /** A call from an MCP client through `metnos mcp` or the server's `/mcp`; `client` is the name it gave. */
+  | { kind: 'mcp'; client: string }
   | { kind: 'cli' }
   | { kind: 'test' };
 

@@ -44,7 +44,7 @@ function firstIssue(error: z.ZodError): string {
 }
 
 /** The request body as text, refused as soon as it passes `max` bytes (the rest is never read). */
-async function readCapped(request: Request, max: number): Promise<string | undefined> {
+export async function readCapped(request: Request, max: number): Promise<string | undefined> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > max) return undefined;
   if (!request.body) return '';
