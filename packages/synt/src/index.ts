@@ -66,6 +66,7 @@ export { type Contract, contractOf, type Field, type FieldKind } from './schema-
 export { protoCards } from './suggest.ts';
 export {
   createSynt,
+  INTERRUPTED_AFTER_MS,
   type ProposalDetail,
   type ProposalSummary,
   type SuggestReport,

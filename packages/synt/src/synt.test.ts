@@ -124,6 +124,22 @@ describe('synt_suggest, compose-only over recurring proto-mnests', () => {
     expect(() => synt.reject(compose.id, 'ada')).toThrow(/nothing to reject/);
     await expect(synt.approve('p-none', { by: 'ada' })).rejects.toMatchObject({ code: 'not_found' });
 
+    // a card whose run was cut short by a stopped process is not stuck: it waits for a fix
+    const generate = cards.find((card) => card.kind === 'generate')!;
+    expect(store.claimProposal(generate.id, ['open'], 'running', { runId: 'r-cut' })).toBe(true);
+    store.createRun({ id: 'r-cut', proposalId: generate.id, draft: { motivation: generate as never } });
+    expect(synt.show(generate.id).proposal.state).toBe('running');
+    now = new Date(now.getTime() + 31 * 60 * 1000);
+    expect(synt.show(generate.id)).toMatchObject({
+      proposal: { state: 'waiting' },
+      run: {
+        state: 'waiting',
+        waitingFor: 'fix',
+        reason: expect.stringContaining('the run was interrupted at pattern'),
+      },
+    });
+    expect(synt.reject(generate.id, 'ada').proposal.state).toBe('rejected');
+
     // a month without asking: the pattern faded, and no new card comes
     now = new Date('2026-06-20T04:30:00Z');
     expect((await synt.suggest()).recurring).toBe(0);

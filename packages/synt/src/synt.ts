@@ -77,6 +77,9 @@ export interface SuggestReport {
 
 const randomId = () => randomBytes(4).toString('hex');
 
+/** A run still marked under way after this long was interrupted (its process stopped). */
+export const INTERRUPTED_AFTER_MS = 30 * 60 * 1000;
+
 /** Cards the introspective steps would file now. */
 async function introspectiveCards(settings: SyntSettings, now: Date): Promise<CardDraft[]> {
   const input: IntrospectionInput = {
@@ -130,11 +133,24 @@ export function createSynt(settings: SyntSettings) {
     updatedAt: card.updatedAt,
   });
 
-  /** A card by its id, or by the id of its run. */
+  /**
+   * A card by its id, or by the id of its run. A card whose run has been
+   * under way for longer than {@link INTERRUPTED_AFTER_MS} was interrupted
+   * (a kill, a crash): it is put back to waiting for a fix, so approving it
+   * tries that stage again and rejecting it ends it.
+   */
   const resolve = (id: string): ProposalRecord => {
     const card = store.proposal(id) ?? store.proposal(store.run(id)?.proposalId ?? '');
     if (!card) throw new SyntError('not_found', `no proposal or run ${id} (metnos synt list shows them)`);
-    return card;
+    const run = card.state === 'running' && card.runId ? store.run(card.runId) : undefined;
+    if (run?.state !== 'running' || clock().getTime() - Date.parse(run.updatedAt) < INTERRUPTED_AFTER_MS)
+      return card;
+    const reason = `the run was interrupted at ${run.stage} (its process stopped): approve to try that stage again, or reject`;
+    if (store.claimRun(run.id, 'running', 'waiting')) store.updateRun(run.id, { waitingFor: 'fix', reason });
+    store.claimProposal(card.id, ['running'], 'waiting', {
+      note: `waiting for a fix (${run.stage}): ${reason}`,
+    });
+    return store.proposal(card.id)!;
   };
 
   const detail = (id: string): ProposalDetail => {
