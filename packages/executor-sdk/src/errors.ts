@@ -174,3 +174,43 @@ export class AuditError extends MetnosError {
     );
   }
 }
+
+/** Why the receipt chain refused to take a receipt. */
+export type ReceiptFailureReason =
+  | 'torn_tail'
+  | 'truncated'
+  | 'unreadable'
+  | 'lock_timeout'
+  | 'unsafe_path'
+  | 'bad_receipt'
+  | 'write_failed';
+
+const receiptMarker = defineMarker('ReceiptError');
+
+/**
+ * The receipt chain cannot take a receipt: its last line is torn (a crash cut
+ * a write short), receipts its signed head counted are gone, its folder is
+ * unsafe, or another process holds its lock too long. While it lasts the
+ * calls it would record are refused (`AuditUnavailable`): Metnos does not act
+ * unreceipted. `metnos receipts repair` settles a torn tail or a truncation
+ * with a signed `repair` receipt.
+ */
+export class ReceiptError extends MetnosError {
+  private readonly [receiptMarker] = true;
+  readonly reason: ReceiptFailureReason;
+  /** The file at fault, when there is one. */
+  readonly path: string | undefined;
+
+  constructor(settings: { reason: ReceiptFailureReason; message: string; path?: string; cause?: unknown }) {
+    super({ code: `receipt_${settings.reason}`, message: settings.message, cause: settings.cause });
+    this.name = 'ReceiptError';
+    this.reason = settings.reason;
+    this.path = settings.path;
+  }
+
+  static override isInstance(error: unknown): error is ReceiptError {
+    return (
+      MetnosError.isInstance(error) && (error as unknown as Record<symbol, unknown>)[receiptMarker] === true
+    );
+  }
+}

@@ -61,10 +61,21 @@ export {
   ManifestError,
   MetnosError,
   type MetnosErrorSettings,
+  ReceiptError,
+  type ReceiptFailureReason,
   VerificationError,
   type VerificationFailureReason,
 } from './errors.ts';
 export { blake3Digest, loadBlake3 } from './hash.ts';
+export {
+  compareHlc,
+  createHlc,
+  formatHlc,
+  type Hlc,
+  type HlcSettings,
+  type HlcTimestamp,
+  hlcSchema,
+} from './hlc.ts';
 export {
   declaredHostServices,
   HOST_SERVICE_CAPABILITY_PREFIX,
@@ -116,6 +127,32 @@ export {
   profileHash,
   tierRank,
 } from './profile.ts';
+export {
+  type ChainBreak,
+  type ChainBreakReason,
+  type ChainRepair,
+  type ChainReport,
+  canonicalJsonText,
+  createReceiptChain,
+  type FileLockSettings,
+  RECEIPT_STRING_LIMIT,
+  RECEIPT_TAG,
+  type Receipt,
+  type ReceiptChain,
+  type ReceiptChainSettings,
+  type ReceiptEntry,
+  type ReceiptSink,
+  type ReceiptValue,
+  type RepairReport,
+  receiptDigest,
+  receiptLine,
+  receiptSchema,
+  receiptsDirOf,
+  receiptText,
+  type VerifyChainSettings,
+  verifyReceiptChain,
+  withFileLock,
+} from './receipts/index.ts';
 export {
   type ExecutorResult,
   failure,

@@ -9,6 +9,8 @@ import type { CredentialSet } from './credentials.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { loadBlake3 } from './hash.ts';
 import type { HostServices } from './host-services.ts';
+import type { ReceiptSink } from './receipts/chain.ts';
+import { receiptDigest } from './receipts/format.ts';
 import { type ExecutorResult, failure, RUNTIME_ERROR_CLASSES } from './result.ts';
 import type { ExecutorRunner, RunReport } from './runner.ts';
 import type { VerifiedExecutor } from './verify.ts';
@@ -65,6 +67,13 @@ export interface InvokerSettings {
    * manifest declares; no audit line, result or error carries them.
    */
   credentials?: CredentialSet;
+  /**
+   * The signed receipt chain (`createReceiptChain`): every invocation, refusals
+   * included, appends a receipt with the digests of its arguments and output,
+   * never their values. A chain that cannot take one refuses the call
+   * (`AuditUnavailable`), as the audit log does.
+   */
+  receipts?: ReceiptSink;
 }
 
 /** Options of one invocation. */
@@ -112,15 +121,36 @@ export function createInvoker(settings: InvokerSettings) {
     report: RunReport,
     started: Date,
   ): Promise<void> {
-    if (!settings.audit) return;
     const digest = await loadBlake3();
-    try {
-      await appendLine(digest);
-    } catch (error) {
+    const note = (field: 'audit_error' | 'receipt_error', what: string, error: unknown) => {
       // The call has happened; its result is not lost because the log could not take the line
       // (a full disk, a read-only folder). The caller sees why in the metadata.
-      const message = `the audit line could not be written: ${(error as Error)?.message ?? String(error)}`;
-      report.result = { ...report.result, metadata: { ...report.result.metadata, audit_error: message } };
+      const message = `the ${what} could not be written: ${(error as Error)?.message ?? String(error)}`;
+      report.result = { ...report.result, metadata: { ...report.result.metadata, [field]: message } };
+    };
+    if (settings.audit) await appendLine(digest).catch((error) => note('audit_error', 'audit line', error));
+    if (settings.receipts)
+      await appendReceipt(digest).catch((error) => note('receipt_error', 'receipt', error));
+
+    async function appendReceipt(digest: (data: string) => string): Promise<void> {
+      await settings.receipts!.append({
+        kind: 'executor',
+        data: {
+          executor: name.slice(0, 128),
+          version: executor?.version ?? null,
+          caller: context.caller.kind,
+          schedule: context.caller.kind === 'scheduler' ? context.caller.scheduleId.slice(0, 128) : null,
+          trace_id: context.traceId.slice(0, 256),
+          turn_id: context.turnId?.slice(0, 256) ?? null,
+          // arguments nested too deep were refused unread; they are not walked here either
+          args: exceedsJsonDepth(args) ? null : await receiptDigest(args),
+          output: report.stdout ? digest(report.stdout) : null,
+          output_size: Buffer.byteLength(report.stdout),
+          exit: report.exit,
+          error_class: report.result.ok ? null : report.result.error.class.slice(0, 128),
+          duration_ms: Math.round(report.durationMs),
+        },
+      });
     }
 
     async function appendLine(digest: (data: string) => string): Promise<void> {
@@ -212,13 +242,12 @@ export function createInvoker(settings: InvokerSettings) {
           executor,
         );
       }
-      if (settings.audit) {
-        // Fail closed: a call whose line cannot be written is not made.
-        try {
-          await settings.audit.check(started.toISOString());
-        } catch (error) {
-          return failure('AuditUnavailable', `${name} was not run: ${(error as Error).message}`);
-        }
+      // Fail closed: a call whose line or receipt cannot be written is not made.
+      try {
+        await settings.audit?.check(started.toISOString());
+        await settings.receipts?.check();
+      } catch (error) {
+        return failure('AuditUnavailable', `${name} was not run: ${(error as Error).message}`);
       }
       const report = await settings.runner.run({ executor, args, context, signal: options.signal });
       const { result } = report;

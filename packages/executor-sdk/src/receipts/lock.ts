@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
+import { ReceiptError } from '../errors.ts';
+
+/** Settings of {@link withFileLock}. */
+export interface FileLockSettings {
+  /** Give up after this many milliseconds of waiting (default 10 000). */
+  timeoutMs?: number;
+  /** Whether a process id is alive; default `process.kill(pid, 0)`. */
+  alive?: (pid: number) => boolean;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is someone else's
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes a lock that leaves a stale file behind: only when the process that
+ * wrote it is gone. The file is renamed aside (one process wins a rename) and
+ * checked to be the stale one; a live lock renamed by mistake is put back.
+ */
+async function stealIfStale(path: string, alive: (pid: number) => boolean): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return;
+  }
+  const pid = Number(text.split(' ')[0]);
+  // a lock being written right now is still empty; its writer is alive
+  if (!Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) return;
+  const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(path, aside);
+  } catch {
+    return;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => '');
+  if (moved !== text) await link(aside, path).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
+}
+
+/**
+ * Runs `work` while holding an exclusive lock file (`O_EXCL` create, holding
+ * `<pid> <token>`), so processes sharing a folder take turns; a lock left by
+ * a process that died is taken over. Throws `ReceiptError` (`lock_timeout`)
+ * when another live process holds it longer than `timeoutMs`.
+ *
+ * @example
+ * await withFileLock('/ws/.audit/receipts/.lock', async () => appendNext());
+ */
+export async function withFileLock<T>(
+  path: string,
+  work: () => Promise<T>,
+  settings: FileLockSettings = {},
+): Promise<T> {
+  const timeoutMs = settings.timeoutMs ?? 10_000;
+  const alive = settings.alive ?? processAlive;
+  const token = `${process.pid} ${randomBytes(8).toString('hex')}`;
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o600);
+      try {
+        await handle.writeFile(token);
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new ReceiptError({
+          reason: 'unsafe_path',
+          path,
+          message: `the receipt lock ${path} cannot be created: ${(error as Error).message}`,
+          cause: error,
+        });
+    }
+    await stealIfStale(path, alive);
+    if (Date.now() - started > timeoutMs)
+      throw new ReceiptError({
+        reason: 'lock_timeout',
+        path,
+        message: `another Metnos process has held the receipt lock ${path} for over ${timeoutMs} ms`,
+      });
+    await sleep(Math.min(50, 2 + attempt * 2));
+  }
+  try {
+    return await work();
+  } finally {
+    // only our own lock is removed
+    if ((await readFile(path, 'utf8').catch(() => '')) === token) await unlink(path).catch(() => undefined);
+  }
+}
