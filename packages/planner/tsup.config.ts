@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/test/index.ts'],
+  entry: ['src/index.ts', 'src/agents/index.ts', 'src/test/index.ts'],
   format: ['esm'],
   dts: true,
   sourcemap: true,

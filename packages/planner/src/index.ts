@@ -148,6 +148,7 @@ export {
   createChatModel,
   createEmbedderWithFallback,
   createMemoryEmbedder,
+  createModelFromConfig,
   createOllamaEmbedder,
   createOllamaModel,
   createOpenAiEmbedder,
@@ -168,6 +169,7 @@ export {
   type HardenedArgs,
   hardenToolArgs,
   isLoopbackHost,
+  isReceipted,
   type KeyedModelSettings,
   type LlmConfig,
   llmConfigSchema,
@@ -178,6 +180,7 @@ export {
   type MemoryEmbedderKind,
   type MemoryEmbedderResult,
   type MemoryEmbedderSettings,
+  type ModelReceiptLabels,
   type ModelSettings,
   type OllamaModelSettings,
   OPENAI_PRICING,
@@ -211,6 +214,7 @@ export {
   type ToolSpec,
   TRANSIENT_ERROR_CLASSES,
   tierConfigSchema,
+  withReceipts,
   withRetry,
 } from './llm/index.ts';
 export {

@@ -57,6 +57,7 @@ export {
   type OllamaModelSettings,
   PROVIDER_NAMES,
 } from './providers.ts';
+export { isReceipted, type ModelReceiptLabels, withReceipts } from './receipts.ts';
 export {
   classifyFailure,
   type FailureClass,
@@ -68,6 +69,7 @@ export {
   withRetry,
 } from './retry.ts';
 export {
+  createModelFromConfig,
   createTiers,
   createTiersFromToml,
   type LlmConfig,

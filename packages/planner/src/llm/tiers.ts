@@ -85,7 +85,13 @@ function parseSection(config: unknown): LlmConfig {
   });
 }
 
-function buildModel(tier: Tier, config: TierConfig, options: TierOptions, pricing: PricingTable): ChatModel {
+function buildModel(
+  tier: Tier,
+  config: TierConfig,
+  options: TierOptions,
+  pricing: PricingTable,
+  field = `runtime.llm.${tier}`,
+): ChatModel {
   const common = {
     model: config.model,
     baseUrl: config.base_url,
@@ -99,16 +105,16 @@ function buildModel(tier: Tier, config: TierConfig, options: TierOptions, pricin
   if (config.provider === 'ollama') {
     if (config.api_key_env !== undefined) {
       throw new ProviderConfigError({
-        field: `runtime.llm.${tier}.api_key_env`,
-        message: `[runtime.llm.${tier}] ollama takes no API key; remove api_key_env`,
+        field: `${field}.api_key_env`,
+        message: `[${field}] ollama takes no API key; remove api_key_env`,
       });
     }
     return createChatModel({ provider: 'ollama', ...common, think: config.think });
   }
   if (config.think !== undefined) {
     throw new ProviderConfigError({
-      field: `runtime.llm.${tier}.think`,
-      message: `[runtime.llm.${tier}] think is an Ollama switch; ${config.provider} does not take it`,
+      field: `${field}.think`,
+      message: `[${field}] think is an Ollama switch; ${config.provider} does not take it`,
     });
   }
   return createChatModel({
@@ -118,6 +124,31 @@ function buildModel(tier: Tier, config: TierConfig, options: TierOptions, pricin
     env: options.env,
     pricing,
   });
+}
+
+/**
+ * Builds one model from a table shaped like a `[runtime.llm.<tier>]` one,
+ * found elsewhere in `metnos.toml` (an agent's own `llm` table); `field`
+ * names that table in errors. The same checks as {@link createTiers}.
+ *
+ * @example
+ * const model = createModelFromConfig({ provider: 'ollama', model: 'qwen3:8b' }, { field: 'agents.triage.agent.router.llm' });
+ */
+export function createModelFromConfig(
+  config: unknown,
+  options: TierOptions & { field: string; tier?: Tier },
+): ChatModel {
+  const parsed = tierConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = [options.field, ...issue.path.map(String)].join('.');
+    throw new ProviderConfigError({
+      field: path,
+      message: `[${options.field}] ${path}: ${issue.message}`,
+      cause: parsed.error,
+    });
+  }
+  return buildModel(options.tier ?? 'fast', parsed.data, options, { ...options.pricing }, options.field);
 }
 
 /**

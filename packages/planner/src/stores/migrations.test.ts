@@ -36,9 +36,15 @@ const schemaOf = (path: string) => readStoreFile(path, (db) => describeStoreSche
 /** The tables of the baseline alone: later migrations add `pinned_properties` and `filler_answers`. */
 const baselineOf = (path: string) =>
   readStoreFile(path, (db) =>
-    describeStoreSchema(db, [migrations.table, 'pinned_properties', 'filler_answers']),
+    describeStoreSchema(db, [migrations.table, 'pinned_properties', 'filler_answers', 'agent_memory']),
   );
-const ALL_TABLES = ['filler_answers', 'pinned_properties', 'scratchpad_entries', 'terminator_gaps'];
+const ALL_TABLES = [
+  'agent_memory',
+  'filler_answers',
+  'pinned_properties',
+  'scratchpad_entries',
+  'terminator_gaps',
+];
 const legacyFile = (name: string, sql: string, fill?: (db: Database.Database) => void) =>
   writeLegacyStoreFile(fileNamed(name), sql, fill);
 

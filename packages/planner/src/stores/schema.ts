@@ -61,3 +61,19 @@ export const fillerAnswers = sqliteTable('filler_answers', {
   value: text('value').notNull(),
   createdAt: text('created_at').notNull(),
 });
+
+/**
+ * The multi-agent runtime's memory: one JSON value per run, scope
+ * (`agent:<id>`, `shared`, `global`) and key. `global` rows have the run ''.
+ */
+export const agentMemory = sqliteTable(
+  'agent_memory',
+  {
+    run: text('run').notNull(),
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    value: text('value').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [uniqueIndex('agent_memory_key').on(table.run, table.scope, table.key)],
+);
