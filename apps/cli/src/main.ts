@@ -14,6 +14,7 @@ Usage:
   metnos replay <turn-id>                      run a recorded turn again and check every step against it
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos synt <list|show|approve|reject|suggest>   executors Metnos proposes to make, merge, generalise, specialise
+  metnos mcp [approvals|approve|deny|wrap]     executors as MCP tools on stdio; MCP servers wrapped as executors
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
   metnos doctor [--repair]                      what isolation this host supports, the state of the stores
@@ -51,6 +52,8 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/schedule.ts')).scheduleCommand(rest, io);
       case 'synt':
         return await (await import('./commands/synt.ts')).syntCommand(rest, io);
+      case 'mcp':
+        return await (await import('./commands/mcp.ts')).mcpCommand(rest, io);
       case 'feedback':
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'replay':

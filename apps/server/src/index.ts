@@ -18,8 +18,6 @@ export {
   type McpCatalog,
   type McpHeldCall,
   type McpHeldCalls,
-  type McpReceiptEntry,
-  type McpReceiptHook,
   type McpRouteDeps,
   type McpTool,
   mcpToolOf,

@@ -2,7 +2,15 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createAuditLog, createCatalog, createInvoker, readPublicKey } from '@metnos/executor-sdk';
+import {
+  createAuditLog,
+  createCatalog,
+  createInvoker,
+  createReceiptChain,
+  generateSigningKey,
+  readPublicKey,
+  receiptsDirOf,
+} from '@metnos/executor-sdk';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createApprovalStore, createVaglio } from '@metnos/vaglio';
 import { createMcpCallPath, isMcpCall } from '../src/mcp/call-path.ts';
@@ -41,10 +49,13 @@ export async function startMcpServer(prefix: string, seeds: readonly string[]) {
   const key = await readPublicKey(join(REPO, 'keys', 'metnos-release.pub'));
   const catalog = createCatalog({ root, trustedKeys: [key], stateDir: join(base, 'state') });
   await catalog.load();
+  // the installation's receipt chain: the invoker appends a signed receipt for every MCP call too
+  const receiptKey = await generateSigningKey();
   const invoker = createInvoker({
     catalog,
     runner: createSandboxRunner(),
     audit: createAuditLog({ workspace }),
+    receipts: createReceiptChain({ dir: receiptsDirOf(workspace), key: receiptKey }),
   });
   const approvals = createApprovalStore();
   const vaglio = createVaglio({ approvals });
@@ -80,6 +91,7 @@ export async function startMcpServer(prefix: string, seeds: readonly string[]) {
     workspace,
     catalog,
     server,
+    receiptKey,
     async close() {
       await server.close();
       await rm(base, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfigDir } from '@metnos/executor-sdk';
@@ -6,10 +7,12 @@ import {
   type ApprovalsFlow,
   claimStores,
   createApprovalsFlow,
+  createMcpCallPath,
   createPendingCalls,
   createRemindersService,
   createTelegramChannel,
   createTelegramClient,
+  isMcpCall,
   mnestomeAgerTask,
   nightlySteps,
   type SchedulerService,
@@ -61,6 +64,8 @@ With [telemetry] otlp_endpoint in metnos.toml the engine's spans go to that OTLP
 (flushed on exit). Routes: GET /api/health, POST /api/turns {"request": "…"},
 POST /api/turns/<id>/feedback {"kind": "up"}, /api/schedules (the scheduler runs in this process; its
 store is scheduler.sqlite in the data dir); GET /api/openapi.json describes every route.
+/mcp is an MCP endpoint (streamable HTTP, the same bearer token): the catalog's active executors as
+tools; a call that needs approval is listed by GET /api/approvals, and the client calls again.
 `;
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
@@ -280,7 +285,16 @@ async function serveWith(settings: {
         api: {
           memory: stores,
           executors: { catalog: parts.catalog },
-          approvals: { approvals: parts.vaglio.approvals, pending, onDecision: flow.onDecision },
+          approvals: {
+            approvals: parts.vaglio.approvals,
+            pending,
+            // an MCP client's call resumes no turn: the approval lets the client's next identical call run
+            onDecision: (decision) => {
+              if (!isMcpCall(decision.call)) return flow!.onDecision(decision);
+              pending.remove(decision.approvalId);
+              return { mcp: decision.approved ? 'approved: the client may call again' : 'denied' };
+            },
+          },
           audit: { auditDir: join(context.place.workspace, '.audit') },
           proposals: { synt: synt.synt, actor: `${context.config.runtime.actor} (console)` },
           // the same checks as `metnos doctor --json`, never with repair: a GET changes nothing
@@ -288,6 +302,24 @@ async function serveWith(settings: {
             integrity: () => integrityFindings(context.place),
             stores: () => storeFindings(context.data),
           },
+        },
+        // MCP clients get the catalog's active executors, each call through the vaglio and the sandbox
+        mcp: {
+          catalog: parts.catalog,
+          allowedHosts: ['localhost', '127.0.0.1', '[::1]', ...(isLoopback(hostname) ? [] : [hostname])],
+          path: createMcpCallPath({
+            catalog: parts.catalog,
+            invoker: parts.invoker,
+            reviewer: parts.vaglio,
+            approvals: parts.vaglio.approvals,
+            held: {
+              hold: ({ approvalId, call }) => pending.add({ approvalId, call }),
+              release: (approvalId) => pending.remove(approvalId),
+            },
+            workspace: context.place.workspace,
+            home: homedir(),
+            executorConfig: context.config.executors?.config,
+          }),
         },
       });
     } catch (error) {

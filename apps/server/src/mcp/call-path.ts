@@ -43,29 +43,13 @@ export interface McpHeldCalls {
   release(approvalId: string): void | Promise<void>;
 }
 
-/** What one call through MCP did, for the receipt chain. */
-export interface McpReceiptEntry {
-  executor: string;
-  version: string;
-  caller: { kind: 'mcp'; client: string };
-  traceId: string;
-  turnId: string;
-  ok: boolean;
-  errorClass?: string;
-  at: string;
-}
-
-/**
- * The hook where each MCP call's receipt is appended, once the installation
- * has a signed receipt chain; until then the apps pass none. Its failure
- * never changes the call's answer.
- */
-export type McpReceiptHook = (entry: McpReceiptEntry) => void | Promise<void>;
-
 /** Settings of {@link createMcpCallPath}. */
 export interface McpCallPathSettings {
   catalog: McpCatalog;
-  /** The sandboxed invoker: re-verification, host validation, the sandbox, the audit line. */
+  /**
+   * The sandboxed invoker: re-verification, host validation, the sandbox, the
+   * audit line, and the signed receipt when it was given a receipt chain.
+   */
   invoker: Pick<Invoker, 'invoke'>;
   /** The vaglio: guard, judge and confirmation, as for a turn's step. */
   reviewer: CallReviewer;
@@ -78,9 +62,6 @@ export interface McpCallPathSettings {
   executorConfig?: Record<string, Record<string, unknown>>;
   /** Host services offered to one call. */
   hostServices?: (tool: string) => HostServices | undefined;
-  /** Where the call's receipt is appended (see {@link McpReceiptHook}). */
-  appendReceipt?: McpReceiptHook;
-  clock?: () => Date;
 }
 
 /** Why a call was refused before the executor was asked: the MCP layer turns these into protocol errors. */
@@ -145,8 +126,8 @@ export function hostileArguments(args: unknown): string | undefined {
  * `needs_approval` with its approval id and call hash, and runs when the
  * client calls again after the approval; then the invoker re-verifies the
  * signature, validates the input, runs the real sandbox and writes the audit
- * line with caller `{ kind: 'mcp', client }`; the receipt hook gets the
- * outcome. Approvals are bound to the MCP session: the call's turn id is
+ * line with caller `{ kind: 'mcp', client }` (and, when the invoker has the
+ * installation's receipt chain, appends the call's signed receipt). Approvals are bound to the MCP session: the call's turn id is
  * `mcp:<session>`, step 1.
  *
  * @example
@@ -154,37 +135,19 @@ export function hostileArguments(args: unknown): string | undefined {
  * await path.call('time_now', { timezone: 'UTC' }, { client: 'inspector', session: 's1' });
  */
 export function createMcpCallPath(settings: McpCallPathSettings) {
-  const clock = settings.clock ?? (() => new Date());
   // the last approval asked for each call, so a denial is told once rather than asked again at once
   const asked = new Map<string, string>();
 
   async function run(executor: VerifiedExecutor, args: unknown, caller: McpCaller, signal?: AbortSignal) {
-    const turnId = `mcp:${caller.session}`;
-    const traceId = randomUUID();
-    const result = await settings.invoker.invoke(executor.name, args, {
+    return settings.invoker.invoke(executor.name, args, {
       workspace: settings.workspace,
       caller: { kind: 'mcp', client: caller.client },
-      turnId,
-      traceId,
+      turnId: `mcp:${caller.session}`,
+      traceId: randomUUID(),
       config: settings.executorConfig?.[executor.name],
       hostServices: settings.hostServices?.(executor.name),
       signal,
     });
-    try {
-      await settings.appendReceipt?.({
-        executor: executor.name,
-        version: executor.version,
-        caller: { kind: 'mcp', client: caller.client },
-        traceId,
-        turnId,
-        ok: result.ok,
-        ...(result.ok ? {} : { errorClass: result.error.class }),
-        at: clock().toISOString(),
-      });
-    } catch {
-      // the call happened; a receipt that could not be appended does not undo it
-    }
-    return result;
   }
 
   /**

@@ -9,8 +9,6 @@ export {
   type McpCallPathSettings,
   type McpHeldCall,
   type McpHeldCalls,
-  type McpReceiptEntry,
-  type McpReceiptHook,
 } from './call-path.ts';
 export { MAX_MCP_BODY_BYTES, type McpRouteDeps, mcpRouteDocs, registerMcpRoute } from './http.ts';
 export { createMcpServer, type McpServerSettings, toolResultOf } from './server.ts';
