@@ -102,6 +102,16 @@ describe.skipIf(!HAS_BUBBLEWRAP)(
       const line = lines.find((entry) => entry.executor === 'fs_read' && !entry.error_class);
       expect(line).toMatchObject({ caller: { kind: 'mcp', client: 'metnos-test' }, isolation: 'full' });
       expect(String(line?.turn_id)).toBe(`mcp:${transport.sessionId}`);
+      // and the invoker's signed receipt, in a chain that verifies
+      const chain = await verifyReceiptChain({ dir: receiptsDirOf(workspace), keys: [fixture.receiptKey] });
+      expect(chain.status).toBe('ok');
+      expect(chain.receipts).toBeGreaterThanOrEqual(2);
+      const receipts = (await readdir(receiptsDirOf(workspace))).filter((file) => file.endsWith('.jsonl'));
+      const text = (
+        await Promise.all(receipts.map((file) => readFile(join(receiptsDirOf(workspace), file), 'utf8')))
+      ).join('');
+      expect(text).toContain(`"turn_id":"mcp:${transport.sessionId}"`);
+      expect(text).toContain('"caller":"mcp"');
     });
 
     it('asks for the bearer token and refuses a Host or Origin that is not this machine', async () => {
