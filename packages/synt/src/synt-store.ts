@@ -18,9 +18,18 @@ export function syntMigrations(): StoreMigrations {
   return migrations;
 }
 
-export type ProposalKind = (typeof proposals.$inferSelect)['kind'];
-export type ProposalState = (typeof proposals.$inferSelect)['state'];
-export type RunState = (typeof runs.$inferSelect)['state'];
+// Declared by hand so the published declarations never name drizzle-orm (its own declarations do
+// not typecheck under skipLibCheck: false); the assignments below keep them equal to the tables.
+export type ProposalKind = 'generate' | 'compose' | 'merge' | 'generalise' | 'specialise' | 'archive';
+export type ProposalState = 'open' | 'running' | 'waiting' | 'done' | 'rejected';
+export type RunState = 'running' | 'waiting' | 'installed' | 'rejected';
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameAsTables: [
+  Same<ProposalKind, (typeof proposals.$inferSelect)['kind']>,
+  Same<ProposalState, (typeof proposals.$inferSelect)['state']>,
+  Same<RunState, (typeof runs.$inferSelect)['state']>,
+] = [true, true, true];
+void sameAsTables;
 
 /** A proposal card as the store gives it back, JSON columns parsed. */
 export interface ProposalRecord {
