@@ -1,0 +1,3 @@
+import { metnosVitestConfig } from '@metnos/tooling/vitest';
+
+export default metnosVitestConfig({ testTimeout: 60_000 });
