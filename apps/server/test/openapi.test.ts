@@ -5,6 +5,7 @@ import { SyntError } from '@metnos/synt';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type ServerEngine } from '../src/app.ts';
+import { createMcpCallPath } from '../src/mcp/call-path.ts';
 import { openApiPath } from '../src/openapi.ts';
 import type { ApiRouteDeps } from '../src/routes/api.ts';
 import { createPendingCalls } from '../src/routes/approvals.ts';
@@ -87,6 +88,26 @@ const Ajv2020 = ((Ajv2020Module as unknown as { default?: typeof Ajv2020Module }
   addSchema(schema: object, key: string): void;
 };
 
+/** `/mcp` over an empty catalog: the routes are mounted, nothing is offered. */
+function noMcp() {
+  const catalog = { get: () => undefined, executors: () => [], list: () => [] };
+  const path = createMcpCallPath({
+    catalog,
+    invoker: { invoke: () => Promise.reject(new Error('no calls here')) },
+    reviewer: {
+      evaluate: () => ({ approved: false, reason: 'no calls here', score: 0, blocked_by: 'guard' }),
+    },
+    approvals: {
+      check: async () => ({ ok: false, reason: 'unknown', message: 'none' }),
+      get: async () => undefined,
+    },
+    held: { hold: () => undefined, release: () => undefined },
+    workspace: tmpdir(),
+    home: tmpdir(),
+  });
+  return { path, catalog };
+}
+
 let root: string;
 let scheduler: Scheduler;
 let api: ReturnType<typeof createApp>;
@@ -99,7 +120,7 @@ beforeAll(async () => {
     store: join(root, 'scheduler.sqlite'),
     fire: async () => ({ ok: true, summary: 'fired' }),
   });
-  api = createApp({ token: TOKEN, engine, scheduler, api: everyGroup(join(root, '.audit')) });
+  api = createApp({ token: TOKEN, engine, scheduler, api: everyGroup(join(root, '.audit')), mcp: noMcp() });
   const response = await call('GET', '/api/openapi.json');
   expect(response.status).toBe(200);
   doc = response.body;

@@ -28,12 +28,24 @@ export const mcpRouteDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/mcp',
-    summary:
-      "MCP over streamable HTTP: the catalog's active executors as tools (GET opens the session's event stream, DELETE ends it)",
+    summary: "MCP over streamable HTTP: the catalog's active executors as tools",
     description:
       'JSON-RPC 2.0 as the Model Context Protocol defines it; a session starts with `initialize` and its id comes back in `Mcp-Session-Id`. A `Host` or `Origin` that is not this machine is 403. Calls of executors with side effects that are not idempotent answer "needs approval" with an approval id, listed by `GET /api/approvals`.',
     refusals: [400, 404, 413],
     produces: ['application/json', 'text/event-stream'],
+  },
+  {
+    method: 'get',
+    path: '/mcp',
+    summary: "an MCP session's stream of server messages (`Mcp-Session-Id`)",
+    refusals: [400, 404],
+    produces: ['text/event-stream'],
+  },
+  {
+    method: 'delete',
+    path: '/mcp',
+    summary: 'ends an MCP session (`Mcp-Session-Id`)',
+    refusals: [400, 404],
   },
 ];
 
@@ -109,7 +121,7 @@ export function registerMcpRoute(app: Hono, deps: McpRouteDeps) {
     return transport.handleRequest(c.req.raw, { parsedBody: body });
   }
 
-  app.all('/mcp', async (c) => {
+  app.on(['GET', 'POST', 'DELETE'], '/mcp', async (c) => {
     // DNS rebinding: a page elsewhere must not reach this server through a name that resolves here
     const host = hostNameOf(c.req.header('host') ?? '');
     const origin = c.req.header('origin');
