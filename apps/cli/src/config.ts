@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { agentsConfigSchema } from '@metnos/planner/agents';
 import { z } from 'zod';
 import { CliFailure } from './output.ts';
 import type { CliPlace } from './workspace.ts';
@@ -81,6 +82,8 @@ export const appConfigSchema = z
       })
       .strict()
       .optional(),
+    // agent graphs: [agents.<name>] with its agents, edges and exits, for `metnos ask --agents <name>`
+    agents: agentsConfigSchema.optional(),
     // OTLP export of the engine's spans from `metnos serve`; absent, no SDK is set up
     telemetry: z
       .object({

@@ -15,6 +15,7 @@ Usage:
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
   metnos synt <list|show|approve|reject|suggest>   executors Metnos proposes to make, merge, generalise, specialise
   metnos mcp [approvals|approve|deny|wrap]     executors as MCP tools on stdio; MCP servers wrapped as executors
+  metnos receipts <verify|repair>              the signed chain of every model call and executor invocation
   metnos keys <init|list|trust|untrust>        signing keys and trusted public keys
   metnos executor <new|sign|verify|list|test|run|archive|rehabilitate|promote>
   metnos doctor [--repair]                      what isolation this host supports, the state of the stores
@@ -54,6 +55,8 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/synt.ts')).syntCommand(rest, io);
       case 'mcp':
         return await (await import('./commands/mcp.ts')).mcpCommand(rest, io);
+      case 'receipts':
+        return await (await import('./commands/receipts.ts')).receiptsCommand(rest, io);
       case 'feedback':
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'replay':

@@ -1,4 +1,5 @@
 import type { EngineResult, FeedbackKind, FeedbackOutcome, TurnEvent } from '@metnos/planner';
+import type { AgentEvent, AgentRunResult } from '@metnos/planner/agents';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -21,6 +22,19 @@ export interface ServerEngine {
   feedback(turnId: string, kind: FeedbackKind): Promise<FeedbackOutcome>;
 }
 
+/**
+ * The agent graphs the server runs for `POST /api/turns` with `agents`: the
+ * `[agents.<name>]` graphs of `metnos.toml` (`metnos serve` builds them).
+ */
+export interface ServerAgents {
+  names(): string[];
+  run(
+    name: string,
+    goal: string,
+    options?: { signal?: AbortSignal; onEvent?: (event: AgentEvent) => void },
+  ): Promise<AgentRunResult>;
+}
+
 /** Settings of {@link createApp}. */
 export interface AppSettings {
   /** The bearer token every route asks for. */
@@ -34,10 +48,22 @@ export interface AppSettings {
   api?: ApiRouteDeps;
   /** When set, `/mcp` serves the catalog's active executors to MCP clients (see `registerMcpRoute`). */
   mcp?: McpRouteDeps;
+  /** When set, `POST /api/turns` with `agents: "<name>"` runs that agent graph instead of the engine. */
+  agents?: ServerAgents;
 }
 
 /** A request body the API refuses: the field and why. */
-const turnBody = z.object({ request: z.string().trim().min(1).max(8000) }).strict();
+const turnBody = z
+  .object({
+    request: z.string().trim().min(1).max(8000),
+    /** The name of an agent graph (`[agents.<name>]`) to run on the request instead of the engine. */
+    agents: z
+      .string()
+      .regex(/^[a-zA-Z_][a-zA-Z0-9_-]*$/)
+      .max(64)
+      .optional(),
+  })
+  .strict();
 const feedbackBody = z.object({ kind: z.enum(['up', 'down', 'retry']) }).strict();
 
 /** The routes {@link createApp} itself registers, for the OpenAPI document. */
@@ -54,7 +80,7 @@ const coreRouteDocs: RouteDoc[] = [
     path: '/api/turns',
     summary: 'runs a turn: the answer as JSON, or with `Accept: text/event-stream` events as the turn runs',
     description:
-      'Events: `started`, `layer` and `pass` for each layer tried, `step` (started, finished), `approval` when a call waits for one, `answer`. The request is trimmed; an empty one is refused.',
+      'Events: `started`, `layer` and `pass` for each layer tried, `step` (started, finished), `approval` when a call waits for one, `answer`. The request is trimmed; an empty one is refused. With `agents: "<name>"` the agent graph `[agents.<name>]` runs on the request instead (an unknown name is refused with 400): the answer is the run (`runId`, `status`, `ending`, `finalAnswer`, `visits`, `events`), and the stream sends each trace event (`agent.llm.turn`, `agent.handoff.transition`, …) as it happens, then `answer`.',
     body: turnBody,
     refusals: [400],
     produces: ['application/json', 'text/event-stream'],
@@ -99,6 +125,30 @@ export function publicTurn(result: EngineResult) {
       : {}),
     ...(result.termination ? { termination: { cause: result.termination.cause } } : {}),
   };
+}
+
+/** What an agent run reports to a client: the run, its visits and its events without operators' details. */
+export function publicAgentRun(result: AgentRunResult) {
+  return {
+    runId: result.runId,
+    status: result.status,
+    ending: result.ending,
+    finalAnswer: result.finalAnswer,
+    visits: result.visits.map((visit) => ({
+      agentId: visit.agentId,
+      visit: visit.visit,
+      status: visit.status,
+      ...(visit.budgetExhausted ? { budgetExhausted: visit.budgetExhausted } : {}),
+      turns: visit.turns,
+      toolCalls: visit.toolCalls,
+    })),
+    events: result.events.map(publicAgentEvent),
+  };
+}
+
+function publicAgentEvent(event: AgentEvent) {
+  const { detail: _detail, ...shown } = event;
+  return shown;
 }
 
 /** A small line: at most `size` turns run at once, the rest wait their turn. */
@@ -201,6 +251,32 @@ export function createApp(settings: AppSettings) {
       );
     const request = parsed.data.request;
     const accept = c.req.header('accept') ?? '';
+    const graph = parsed.data.agents;
+    if (graph !== undefined) {
+      if (!settings.agents?.names().includes(graph))
+        return c.json({ error: 'invalid', message: `this server has no agent graph "${graph}"` }, 400);
+      const agents = settings.agents;
+      if (!accept.includes('text/event-stream'))
+        return c.json(publicAgentRun(await track(limit(() => agents.run(graph, request)))));
+      return streamSSE(c, async (stream) => {
+        let written: Promise<unknown> = stream.writeSSE({
+          event: 'started',
+          data: JSON.stringify({ request, agents: graph }),
+        });
+        const send = (event: string, data: unknown) => {
+          written = written
+            .then(() => stream.writeSSE({ event, data: JSON.stringify(data) }))
+            .catch(() => undefined);
+        };
+        const result = await track(
+          limit(() =>
+            agents.run(graph, request, { onEvent: (event) => send(event.type, publicAgentEvent(event)) }),
+          ),
+        );
+        send('answer', publicAgentRun(result));
+        await written;
+      });
+    }
     if (!accept.includes('text/event-stream'))
       return c.json(publicTurn(await track(limit(() => settings.engine.runTurn(request)))));
     return streamSSE(c, async (stream) => {

@@ -1,4 +1,11 @@
-export { type AppSettings, createApp, publicTurn, type ServerEngine } from './app.ts';
+export {
+  type AppSettings,
+  createApp,
+  publicAgentRun,
+  publicTurn,
+  type ServerAgents,
+  type ServerEngine,
+} from './app.ts';
 export {
   type ApprovalsFlow,
   type ApprovalsFlowSettings,

@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { createAutopathStore, createFastpathStore } from '@metnos/autopath/stores';
-import { createAuditLog, type createCatalog, createInvoker, type HostServices } from '@metnos/executor-sdk';
+import {
+  createAuditLog,
+  type createCatalog,
+  createInvoker,
+  type HostServices,
+  type ReceiptChain,
+} from '@metnos/executor-sdk';
 import { createMnestome } from '@metnos/mnestome';
 import {
   type ChatModel,
@@ -19,13 +25,16 @@ import {
   type EngineVariant,
   engineVariant,
   executorContract,
+  withReceipts,
 } from '@metnos/planner';
 import { createSandboxRunner } from '@metnos/sandbox';
 import { createComposer } from '@metnos/synt';
 import { createApprovalStore, createFileApprovalDb, createVaglio, createVerifier } from '@metnos/vaglio';
+import { openAgentGraphs, printAgentRun } from '../agents.ts';
 import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
 import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
+import { openReceiptChain } from '../receipts.ts';
 import { cliReminders } from '../reminders.ts';
 import { formatNotices, openOrDoWithout, type StoreName, type StoreNotice, storePath } from '../stores.ts';
 import {
@@ -50,6 +59,7 @@ Options:
                               strict    as learning, without Recovery: a failed plan ends the turn
                               loop      the turn-by-turn loop with native tool calls
   --mode <local|online|hybrid>  loop mode (default from metnos.toml, else local)
+  --agents <name>           run the agent graph [agents.<name>] of metnos.toml on the request instead
   --yes                     approve calls with side effects without asking (each is still reviewed)
   --json                    print the whole result as JSON
   --executors <dir>         the executors folder
@@ -57,6 +67,7 @@ Options:
 
 The models come from [runtime.llm] in metnos.toml (default: Ollama qwen3:8b on http://localhost:11434).
 The learning engines save each turn's replay bundle in <data>/replay (see metnos replay --help).
+Every model call and executor invocation is receipted (metnos receipts verify).
 `;
 
 /** The engines `ask` runs: the learning engine's variants, and the step-by-step loop. */
@@ -97,6 +108,8 @@ interface ExecutionParts {
   catalog: ReturnType<typeof createCatalog>;
   invoker: ReturnType<typeof createInvoker>;
   vaglio: ReturnType<typeof createVaglio>;
+  /** The workspace's signed receipt chain: the invoker and the models write through it. */
+  receipts: ReceiptChain;
 }
 
 export interface Runtime {
@@ -118,10 +131,13 @@ export async function runtime(options: { executors?: string; workspace?: string 
     const catalog = await placeCatalog(place, keys);
     await catalog.load();
     const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
+    // every invocation and every model call appends a signed receipt beside the audit log
+    const receipts = await openReceiptChain(place.workspace);
     const invoker = createInvoker({
       catalog,
       runner,
       audit: createAuditLog({ workspace: place.workspace }),
+      receipts,
       protect: placeProtection(place, data),
       credentials: await placeCredentials(place),
     });
@@ -132,7 +148,7 @@ export async function runtime(options: { executors?: string; workspace?: string 
       approvals,
       protect: placeProtection(place, data).map((entry) => entry.path),
     });
-    return { catalog, invoker, vaglio };
+    return { catalog, invoker, vaglio, receipts };
   };
   return {
     place,
@@ -141,7 +157,13 @@ export async function runtime(options: { executors?: string; workspace?: string 
     execution,
     async build() {
       const parts = await execution();
-      return { ...parts, models: createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env }) };
+      const tiers = createTiers(config.runtime.llm ?? DEFAULT_LLM, { env: process.env });
+      const models = {
+        fast: withReceipts(tiers.fast, parts.receipts),
+        middle: withReceipts(tiers.middle, parts.receipts),
+        wise: withReceipts(tiers.wise, parts.receipts),
+      };
+      return { ...parts, models };
     },
   };
 }
@@ -309,6 +331,7 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
     options: {
       engine: { type: 'string' },
       mode: { type: 'string' },
+      agents: { type: 'string' },
       yes: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       executors: { type: 'string' },
@@ -323,6 +346,19 @@ export async function askCommand(argv: string[], io: CliIo): Promise<number> {
   }
   const context = await runtime({ executors: values.executors, workspace: values.workspace });
   const { config, data, place } = context;
+  if (values.agents !== undefined) {
+    // an agent graph of metnos.toml instead of the engine: its calls with side effects ask here, as a turn's do
+    const graphs = await openAgentGraphs(context, {
+      approved: async (call) =>
+        values.yes ||
+        (await confirm(io, `Let ${call.agentId} run ${call.tool} with ${JSON.stringify(call.args)}?`)),
+    });
+    try {
+      return printAgentRun(io, await graphs.run(values.agents, request), { json: values.json });
+    } finally {
+      graphs.close();
+    }
+  }
   const engineKind = engineKindOf(values.engine, config);
 
   if (engineKind !== 'loop') {

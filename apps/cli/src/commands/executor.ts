@@ -16,6 +16,7 @@ import {
   verifyExecutor,
 } from '@metnos/executor-sdk';
 import { CliFailure, type CliIo, table } from '../output.ts';
+import { openReceiptChain } from '../receipts.ts';
 import {
   type CliPlace,
   placeCatalog,
@@ -301,6 +302,7 @@ export async function executorCommand(argv: string[], io: CliIo): Promise<number
         catalog,
         runner: await sandboxRunner(),
         audit,
+        receipts: await openReceiptChain(place.workspace),
         protect: placeProtection(place),
         credentials: await placeCredentials(place),
       });

@@ -12,6 +12,7 @@ import {
 } from '@metnos/executor-sdk';
 import { ServerTokenError, serverToken, TOKEN_FILE } from '@metnos/server';
 import { CliFailure, type CliIo } from '../output.ts';
+import { RECEIPT_KEY, receiptKey } from '../receipts.ts';
 import { defaultInitDir, userCwd } from '../workspace.ts';
 
 export const INIT_HELP = `metnos init — create a Metnos workspace
@@ -25,7 +26,9 @@ Creates <dir> (default $XDG_DATA_HOME/metnos-workspace, else ~/.local/share/metn
   executors/       the seed executors, copied and verified against the release key
   keys/            the public release key the seeds are signed with
 and, unless --no-key, your own signing key (metnos keys init) if you have none yet, and the bearer
-token of \`metnos serve\` in <config dir>/server.token (mode 0600) if there is none yet.
+token of \`metnos serve\` in <config dir>/server.token (mode 0600) if there is none yet. Always, the
+installation's receipt key ("receipts" in the key store) if there is none yet: it signs the chain of
+receipts \`metnos receipts verify\` checks, and is never trusted to sign executors.
 Commands run from <dir> or below it use this workspace.
 `;
 
@@ -136,6 +139,13 @@ trusted_keys = ["keys/metnos-release.pub"]  # the key the seed executors are sig
       made.push(`your key: "default" ${key.keyId} in ${store.dir} (mode 0600), trusted by you`);
     }
   }
+  // the installation's receipt key: signs the receipt chain only, never trusted for executors
+  const receipts = await receiptKey(values['config-dir']);
+  made.push(
+    receipts.created
+      ? `the receipt key: "${RECEIPT_KEY}" ${receipts.key.keyId} (mode 0600), signs the receipt chain only`
+      : `the receipt key: "${RECEIPT_KEY}" ${receipts.key.keyId} (already there)`,
+  );
   // the bearer token of `metnos serve`: made once, kept across inits, never printed
   const configDir = resolveConfigDir(values['config-dir']);
   const tokenPath = join(configDir, TOKEN_FILE);

@@ -30,6 +30,7 @@ import {
   TOKEN_FILE,
   telegramDelivery,
 } from '@metnos/server';
+import { openAgentGraphs } from '../agents.ts';
 import { CliFailure, type CliIo } from '../output.ts';
 import { reminderChannels } from '../reminders.ts';
 import { openSynt } from '../synt.ts';
@@ -271,6 +272,8 @@ async function serveWith(settings: {
     onError: (error) =>
       io.err(`metnos serve: a scheduler tick failed: ${(error as Error)?.message ?? error}`),
   });
+  // the [agents.<name>] graphs, for POST /api/turns with "agents": calls needing a confirmation do not run
+  const agentGraphs = await openAgentGraphs(context, { parts });
   const polling = new AbortController();
   let telegramRun: Promise<void> | undefined;
   try {
@@ -282,6 +285,7 @@ async function serveWith(settings: {
         hostname,
         port,
         scheduler: schedules.scheduler,
+        agents: agentGraphs,
         api: {
           memory: stores,
           executors: { catalog: parts.catalog },
@@ -359,6 +363,7 @@ async function serveWith(settings: {
     await telegramRun?.catch(() => undefined);
     await schedules.stop();
     synt.close();
+    agentGraphs.close();
     close();
     // the spans still batched go out before the process ends
     await telemetry
