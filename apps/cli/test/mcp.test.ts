@@ -1,13 +1,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOllamaServer } from '@metnos/planner/test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, repoRoot, STACK_LINE } from './__fixtures__/cli.ts';
 
@@ -355,6 +363,96 @@ describe.skipIf(!HAS_BUBBLEWRAP)(
         expect(refused.code, target.join(' ')).toBe(2);
         expect(refused.err).not.toMatch(STACK_LINE);
       }
+    });
+  },
+);
+
+describe.skipIf(!HAS_BUBBLEWRAP)(
+  'metnos mcp wrap of a remote server: only through the egress proxy (needs bubblewrap)',
+  () => {
+    let work: string;
+    let remote: ReturnType<typeof createServer>;
+    let env: Record<string, string>;
+    const run = (args: string[]) => metnos(args, env);
+    const seen: string[] = [];
+
+    beforeAll(async () => {
+      work = await realpath(await mkdtemp(join(tmpdir(), 'metnos-mcp-remote-')));
+      await mkdir(join(work, 'executors'), { recursive: true });
+      // a streamable-HTTP MCP server on loopback, one stateless transport per request
+      remote = createServer(async (request, response) => {
+        seen.push(`${request.method} ${request.headers.host}`);
+        const server = new Server({ name: 'shouter', version: '1.0.0' }, { capabilities: { tools: {} } });
+        server.setRequestHandler(ListToolsRequestSchema, async () => ({
+          tools: [
+            {
+              name: 'shout',
+              description: 'Says the text in capitals',
+              inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+              annotations: { readOnlyHint: true },
+            },
+          ],
+        }));
+        server.setRequestHandler(CallToolRequestSchema, async (call) => ({
+          content: [{ type: 'text', text: String(call.params.arguments?.text ?? '').toUpperCase() }],
+        }));
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        await server.connect(transport);
+        await transport.handleRequest(request, response);
+      });
+      await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', () => resolve()));
+      const port = (remote.address() as { port: number }).port;
+      await writeConfig(work, ['root = "workspace"', 'executors = "executors"']);
+      // the operator maps the server's name to the loopback test server, as for any egress
+      await writeFile(
+        join(work, 'metnos.toml'),
+        `${await readFile(join(work, 'metnos.toml'), 'utf8')}\n[sandbox]\nhost_overrides = { "mcp.example.com" = "127.0.0.1:${port}" }\n`,
+      );
+      env = {
+        HOME: join(work, 'home'),
+        XDG_STATE_HOME: join(work, 'state'),
+        INIT_CWD: work,
+        METNOS_CONFIG_DIR: join(work, 'config'),
+      };
+      await mkdir(env.HOME!, { recursive: true });
+      expect((await run(['keys', 'init'])).code).toBe(0);
+    }, 120_000);
+
+    afterAll(async () => {
+      remote?.closeAllConnections();
+      await new Promise((resolve) => remote?.close(resolve));
+      await rm(work, { recursive: true, force: true });
+    });
+
+    it('wraps its tools with a profile that reaches its host alone, and calls them through the proxy', async () => {
+      const wrapped = await run(['mcp', 'wrap', '--yes', '--name', 'remote', 'http://mcp.example.com/mcp']);
+      expect(wrapped.code, wrapped.err).toBe(0);
+      expect(wrapped.out).toMatch(/network: +mcp\.example\.com/);
+      expect(wrapped.out).toMatch(/read: +nothing/);
+      const manifest = await readFile(join(work, 'executors', 'remote_shout', 'manifest.toml'), 'utf8');
+      expect(manifest).toContain('domains = ["mcp.example.com"]');
+      expect(manifest).toContain('mode = "none"');
+      // the wrapped tool is an executor like any other: here it is offered again over MCP, by metnos mcp
+      const client = new Client({ name: 'remote-test', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: ['--conditions=metnos-source', '--disable-warning=ExperimentalWarning', MAIN, 'mcp'],
+          cwd: work,
+          env: { ...(process.env as Record<string, string>), ...env, npm_lifecycle_event: 'test' },
+          stderr: 'ignore',
+        }),
+      );
+      try {
+        const called = await client.callTool({ name: 'remote_shout', arguments: { text: 'hello' } });
+        expect(called.isError, textOf(called)).toBeFalsy();
+        expect(called.structuredContent).toMatchObject({ text: 'HELLO' });
+      } finally {
+        await client.close();
+      }
+      // every request reached the server through the proxy, under the allow-listed name
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((line) => line.endsWith('mcp.example.com'))).toBe(true);
     });
   },
 );
