@@ -1,0 +1,16 @@
+import { metnosStrykerConfig } from '../../tooling/stryker.preset.mjs';
+
+// The modules where a surviving mutant is a security hole (see the root README). In
+// catalog.ts only the load path is mutated: the ledger that refuses rollbacks, quarantine
+// and admission (createCatalog up to load) and rehabilitation.
+export default metnosStrykerConfig({
+  mutate: [
+    'src/signature.ts',
+    'src/verify.ts',
+    'src/catalog.ts:240-528',
+    'src/catalog.ts:682-723',
+    'src/profile.ts',
+    'runtime/json-schema.mjs',
+  ],
+  vitestConfig: 'vitest.mutation.config.ts',
+});

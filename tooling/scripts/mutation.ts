@@ -1,0 +1,137 @@
+// Mutation testing of the security-critical modules: runs StrykerJS in each listed package,
+// one package at a time (each package's stryker.config.mjs names its modules), then prints
+// one row per module and fails when any is below the threshold.
+//
+// Usage: pnpm test:mutation [--only <package>] [--report-only] [--full]
+//   --only vaglio   run (or report) one package
+//   --report-only   read the last reports without running Stryker
+//   --full          ignore the committed incremental baseline and test every mutant again
+// METNOS_MUTATION_CONCURRENCY sets Stryker's concurrency (default 1).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MUTATION_THRESHOLD } from '../stryker.preset.mjs';
+
+const REPO = join(import.meta.dirname, '..', '..');
+
+/** The packages with a stryker.config.mjs, in the order they run. */
+export const MUTATION_PACKAGES = ['vaglio', 'sandbox', 'executor-sdk', 'planner', 'autopath'] as const;
+
+/** Counts and score of one mutated file. */
+export interface ModuleScore {
+  module: string;
+  killed: number;
+  timedOut: number;
+  survived: number;
+  noCoverage: number;
+  /** Killed and timed out over every valid mutant, in percent; 100 when there is none. */
+  score: number;
+}
+
+interface MutantReport {
+  status: string;
+}
+
+/** The part of Stryker's JSON report (mutation-testing-report-schema) read here. */
+export interface MutationReport {
+  files: Record<string, { mutants: MutantReport[] }>;
+}
+
+/**
+ * One row per file of a Stryker JSON report, named `<package>/<file>`. Compile and runtime
+ * errors and ignored mutants do not count, as in Stryker's own mutation score.
+ *
+ * @example
+ * moduleScores('vaglio', report); // [{ module: 'vaglio/src/guard.ts', killed: 210, …, score: 91.2 }]
+ */
+export function moduleScores(name: string, report: MutationReport): ModuleScore[] {
+  return Object.entries(report.files)
+    .map(([file, { mutants }]) => {
+      const count = (status: string) => mutants.filter((mutant) => mutant.status === status).length;
+      const killed = count('Killed');
+      const timedOut = count('Timeout');
+      const survived = count('Survived');
+      const noCoverage = count('NoCoverage');
+      const valid = killed + timedOut + survived + noCoverage;
+      const score = valid === 0 ? 100 : ((killed + timedOut) / valid) * 100;
+      return { module: `${name}/${file}`, killed, timedOut, survived, noCoverage, score };
+    })
+    .sort((left, right) => left.module.localeCompare(right.module));
+}
+
+/**
+ * The table printed at the end of a run, with `✗` beside every module under `threshold`.
+ *
+ * @example
+ * console.log(formatTable(scores, 85));
+ */
+export function formatTable(scores: readonly ModuleScore[], threshold: number): string {
+  const header = ['module', 'score', 'killed', 'timeout', 'survived', 'no cov', ''];
+  const rows = scores.map((row) => [
+    row.module,
+    `${row.score.toFixed(1)}%`,
+    String(row.killed),
+    String(row.timedOut),
+    String(row.survived),
+    String(row.noCoverage),
+    row.score < threshold ? '✗' : '',
+  ]);
+  const widths = header.map((cell, column) =>
+    Math.max(cell.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+/** The modules under `threshold`. */
+export function belowThreshold(scores: readonly ModuleScore[], threshold: number): ModuleScore[] {
+  return scores.filter((row) => row.score < threshold);
+}
+
+function main(argv: string[]): number {
+  const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined;
+  const reportOnly = argv.includes('--report-only');
+  const full = argv.includes('--full');
+  const packages = MUTATION_PACKAGES.filter((name) => only === undefined || name === only);
+  if (packages.length === 0) {
+    console.error(`--only: no mutation config for "${only}" (one of ${MUTATION_PACKAGES.join(', ')})`);
+    return 2;
+  }
+  const scores: ModuleScore[] = [];
+  const failedRuns: string[] = [];
+  for (const name of packages) {
+    const dir = join(REPO, 'packages', name);
+    if (!reportOnly) {
+      const started = performance.now();
+      console.log(`\n── stryker: ${name}`);
+      const result = spawnSync(
+        join(REPO, 'node_modules', '.bin', 'stryker'),
+        ['run', ...(full ? ['--force'] : [])],
+        { cwd: dir, stdio: 'inherit' },
+      );
+      console.log(`── ${name}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      if (result.status !== 0) failedRuns.push(name);
+    }
+    const reportPath = join(dir, 'reports', 'mutation', 'mutation.json');
+    if (!existsSync(reportPath)) {
+      failedRuns.push(name);
+      continue;
+    }
+    scores.push(...moduleScores(name, JSON.parse(readFileSync(reportPath, 'utf8')) as MutationReport));
+  }
+  console.log(`\n${formatTable(scores, MUTATION_THRESHOLD)}`);
+  const below = belowThreshold(scores, MUTATION_THRESHOLD);
+  for (const row of below)
+    console.error(`✗ ${row.module}: ${row.score.toFixed(1)}% < ${MUTATION_THRESHOLD}%`);
+  for (const name of failedRuns) console.error(`✗ ${name}: Stryker did not finish or wrote no report`);
+  if (below.length === 0 && failedRuns.length === 0)
+    console.log(`every module at or above ${MUTATION_THRESHOLD}%`);
+  return below.length > 0 || failedRuns.length > 0 ? 1 : 0;
+}
+
+if (import.meta.main) process.exitCode = main(process.argv.slice(2));
