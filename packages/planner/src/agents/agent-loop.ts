@@ -1,5 +1,6 @@
 import type { ReceiptSink } from '@metnos/executor-sdk';
 import type { Span } from '@opentelemetry/api';
+import { errorClassOf } from '../engine/telemetry.ts';
 import type { ChatMessage, ChatResponse } from '../llm/types.ts';
 import type { AgentBudgetTracker, Exhaustion } from './budget.ts';
 import type { EventSink } from './events.ts';
@@ -27,10 +28,6 @@ export interface VisitSettings {
   executors?: AgentExecutors;
   receipts?: ReceiptSink;
   maxObservationChars: number;
-}
-
-function errorClassOf(error: unknown): string {
-  return error instanceof Error ? error.name || 'Error' : typeof error;
 }
 
 /**

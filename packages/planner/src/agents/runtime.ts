@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createHlc } from '@metnos/executor-sdk';
 import { type Span, SpanStatusCode } from '@opentelemetry/api';
-import { inSpan } from '../engine/telemetry.ts';
+import { errorClassOf, inSpan } from '../engine/telemetry.ts';
 import { isReceipted, withReceipts } from '../llm/receipts.ts';
 import { runVisit } from './agent-loop.ts';
 import { type AgentBudgetTracker, createAgentBudget } from './budget.ts';
@@ -228,7 +228,7 @@ export function createAgentRuntime(settings: AgentRuntimeSettings) {
             'agent.run.failed',
             {
               data: {
-                error_class: error instanceof Error ? error.name : typeof error,
+                error_class: errorClassOf(error),
                 message: String((error as Error)?.message ?? error).slice(0, 300),
               },
             },
@@ -282,7 +282,7 @@ export function createAgentRuntime(settings: AgentRuntimeSettings) {
             data: {
               provider: agent.provider.provider,
               model: agent.provider.id,
-              error_class: error instanceof Error ? error.name : typeof error,
+              error_class: errorClassOf(error),
               message: String((error as Error)?.message ?? error).slice(0, 300),
             },
           });

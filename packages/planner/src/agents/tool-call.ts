@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { type ReceiptSink, receiptDigest } from '@metnos/executor-sdk';
 import type { Span } from '@opentelemetry/api';
+import { errorClassOf } from '../engine/telemetry.ts';
 import { checkToolCall, TOOL_UNAVAILABLE } from '../llm/tool-args.ts';
 import type { ToolCall } from '../llm/types.ts';
 import { executorContract } from '../review.ts';
@@ -25,10 +26,6 @@ export interface ToolCallScope {
   maxObservationChars: number;
   /** The call's number in the agent's visit, for trace ids. */
   number: number;
-}
-
-function errorClassOf(error: unknown): string {
-  return error instanceof Error ? error.name || 'Error' : typeof error;
 }
 
 function cut(text: string, limit: number): string {

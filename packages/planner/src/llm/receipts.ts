@@ -16,10 +16,6 @@ export function isReceipted(model: ChatModel): boolean {
   return (model as unknown as Record<symbol, unknown>)[RECEIPTED] === true;
 }
 
-function errorClass(error: unknown): string {
-  return error instanceof Error ? (error.name || 'Error').slice(0, 128) : typeof error;
-}
-
 /** The digest of what was asked: the system prompt, the conversation and the offered tools. */
 function requestDigest(request: ChatRequest): Promise<string> {
   return receiptDigest({ system: request.system, messages: request.messages, tools: request.tools });
@@ -64,7 +60,7 @@ export function withReceipts(
       cost_usd: response?.costUsd ?? null,
       finish_reason: response?.finishReason ? String(response.finishReason).slice(0, 32) : null,
       latency_ms: Math.round(response?.latencyMs ?? performance.now() - started),
-      outcome: 'error' in outcome ? errorClass(outcome.error) : 'ok',
+      outcome: 'error' in outcome ? errorClassOf(outcome.error).slice(0, 128) : 'ok',
     };
     await receipts.append({ kind: 'model', data });
   };
