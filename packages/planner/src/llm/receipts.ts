@@ -1,4 +1,5 @@
 import { type ReceiptSink, type ReceiptValue, receiptDigest } from '@metnos/executor-sdk';
+import { errorClassOf } from '../engine/telemetry.ts';
 import type { ChatModel, ChatRequest, ChatResponse } from './types.ts';
 
 const RECEIPTED = Symbol.for('metnos.planner.receiptedModel');
