@@ -29,10 +29,25 @@ export {
   type McpTool,
   mcpToolOf,
 } from './mcp/index.ts';
+export {
+  createDeviceStore,
+  createPairingCode,
+  type Device,
+  type DeviceAuthority,
+  type DeviceHub,
+  type DeviceHubSettings,
+  type DeviceStore,
+  openDeviceAuthority,
+  PAIRING_LIFETIME_MS,
+  type RemoteCallOutcome,
+  type RemoteCallRecord,
+  startDeviceHub,
+} from './devices/index.ts';
 export { claimStores, OWNER_FILE, type StoresClaim, StoresOwnedError } from './owner.ts';
 export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';
 export type { AuditRouteDeps } from './routes/audit.ts';
+export type { DeviceRouteDeps } from './routes/devices.ts';
 export type { DoctorRouteDeps } from './routes/doctor.ts';
 export type { ExecutorRouteDeps } from './routes/executors.ts';
 export type { MemoryRouteDeps } from './routes/memory.ts';

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { RouteDoc } from '../openapi.ts';
 import { type ApprovalRouteDeps, approvalRouteDocs, registerApprovalRoutes } from './approvals.ts';
 import { type AuditRouteDeps, auditRouteDocs, registerAuditRoutes } from './audit.ts';
+import { type DeviceRouteDeps, deviceRouteDocs, registerDeviceRoutes } from './devices.ts';
 import { type DoctorRouteDeps, doctorRouteDocs, registerDoctorRoutes } from './doctor.ts';
 import { type ExecutorRouteDeps, executorRouteDocs, registerExecutorRoutes } from './executors.ts';
 import { type MemoryRouteDeps, memoryRouteDocs, registerMemoryRoutes } from './memory.ts';
@@ -15,6 +16,8 @@ export interface ApiRouteDeps {
   audit?: AuditRouteDeps;
   doctor?: DoctorRouteDeps;
   proposals?: ProposalRouteDeps;
+  /** Paired laptops: codes, the list, rename, revoke; calls and undo when the device channel runs. */
+  devices?: DeviceRouteDeps;
 }
 
 /**
@@ -31,6 +34,7 @@ export function registerApiRoutes(app: Hono, deps: ApiRouteDeps): void {
   if (deps.audit) registerAuditRoutes(app, deps.audit);
   if (deps.doctor) registerDoctorRoutes(app, deps.doctor);
   if (deps.proposals) registerProposalRoutes(app, deps.proposals);
+  if (deps.devices) registerDeviceRoutes(app, deps.devices);
 }
 
 /** The routes {@link registerApiRoutes} mounts for `deps`, for the OpenAPI document. */
@@ -42,5 +46,6 @@ export function apiRouteDocs(deps: ApiRouteDeps): RouteDoc[] {
     ...(deps.audit ? auditRouteDocs : []),
     ...(deps.doctor ? doctorRouteDocs : []),
     ...(deps.proposals ? proposalRouteDocs : []),
+    ...(deps.devices ? deviceRouteDocs : []),
   ];
 }
