@@ -14,6 +14,20 @@ export {
   type TurnOrigin,
 } from './approvals-flow.ts';
 export {
+  createDeviceStore,
+  createPairingCode,
+  type Device,
+  type DeviceAuthority,
+  type DeviceHub,
+  type DeviceHubSettings,
+  type DeviceStore,
+  openDeviceAuthority,
+  PAIRING_LIFETIME_MS,
+  type RemoteCallOutcome,
+  type RemoteCallRecord,
+  startDeviceHub,
+} from './devices/index.ts';
+export {
   activeExecutors,
   createMcpCallPath,
   createMcpServer,
@@ -29,20 +43,6 @@ export {
   type McpTool,
   mcpToolOf,
 } from './mcp/index.ts';
-export {
-  createDeviceStore,
-  createPairingCode,
-  type Device,
-  type DeviceAuthority,
-  type DeviceHub,
-  type DeviceHubSettings,
-  type DeviceStore,
-  openDeviceAuthority,
-  PAIRING_LIFETIME_MS,
-  type RemoteCallOutcome,
-  type RemoteCallRecord,
-  startDeviceHub,
-} from './devices/index.ts';
 export { claimStores, OWNER_FILE, type StoresClaim, StoresOwnedError } from './owner.ts';
 export { type ApiRouteDeps, registerApiRoutes } from './routes/api.ts';
 export { type ApprovalRouteDeps, createPendingCalls, type PendingCalls } from './routes/approvals.ts';
