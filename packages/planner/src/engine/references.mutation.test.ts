@@ -142,7 +142,10 @@ describe('resolvePlaceholders', () => {
   };
 
   it('keeps the type of a placeholder that is the whole string, spaces around it included', () => {
-    expect(resolvePlaceholders('${step1.content.items}', scope)).toEqual([{ name: 'a.md' }, { name: 'b.md' }]);
+    expect(resolvePlaceholders('${step1.content.items}', scope)).toEqual([
+      { name: 'a.md' },
+      { name: 'b.md' },
+    ]);
     expect(resolvePlaceholders('  ${step1.content.total}  ', scope)).toBe(2);
     expect(resolvePlaceholders('${step1.total}', scope)).toBe(2);
     expect(resolvePlaceholders('${step1.ok}', scope)).toBe(true);
