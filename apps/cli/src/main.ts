@@ -13,6 +13,9 @@ Usage:
   metnos schedule add|list|pause|resume|cancel|run-now   what Metnos does at a cadence
   metnos replay <turn-id>                      run a recorded turn again and check every step against it
   metnos memory <list|forget|age>              remembered plans, and forgetting them by hand
+  metnos devices <pair|list|rename|revoke|allow|call>   laptops that run executors for this server
+  metnos undo <trace-id>                       undo the file changes of a remote call on its laptop
+  metnos audit <trace-id>                      a trace's audit lines: the server's and its laptop's
   metnos synt <list|show|approve|reject|suggest>   executors Metnos proposes to make, merge, generalise, specialise
   metnos mcp [approvals|approve|deny|wrap]     executors as MCP tools on stdio; MCP servers wrapped as executors
   metnos receipts <verify|repair>              the signed chain of every model call and executor invocation
@@ -61,6 +64,13 @@ export async function runCli(argv: string[], out: CliIo = processIo): Promise<nu
         return await (await import('./commands/ask.ts')).feedbackCommand(rest, io);
       case 'replay':
         return await (await import('./commands/replay.ts')).replayCommand(rest, io);
+      case 'devices':
+      case 'device':
+        return await (await import('./commands/devices.ts')).devicesCommand(rest, io);
+      case 'undo':
+        return await (await import('./commands/devices.ts')).undoCommand(rest, io);
+      case 'audit':
+        return await (await import('./commands/devices.ts')).auditCommand(rest, io);
       case 'memory':
         return await (await import('./commands/memory.ts')).memoryCommand(rest, io);
       case undefined:
