@@ -31,9 +31,11 @@ import {
   telegramDelivery,
 } from '@metnos/server';
 import { openAgentGraphs } from '../agents.ts';
+import { deviceAddress, devicesConfig, openDeviceStore, startDevices } from '../devices.ts';
 import { CliFailure, type CliIo } from '../output.ts';
 import { reminderChannels } from '../reminders.ts';
 import { openSynt } from '../synt.ts';
+import { trustedKeys } from '../workspace.ts';
 import { engineKindOf, openLearningEngine, runtime } from './ask.ts';
 import { integrityFindings } from './doctor-integrity.ts';
 import { storeFindings } from './doctor-stores.ts';
@@ -242,6 +244,31 @@ async function serveWith(settings: {
       logger: { info: log, warn: log },
     });
   }
+  // [devices] listen: the device channel paired laptops dial, its devices in devices.sqlite of the data dir
+  const devices = devicesConfig(context.place);
+  const deviceStore = openDeviceStore(context.data);
+  let hub: Awaited<ReturnType<typeof startDevices>>;
+  try {
+    hub = await startDevices({
+      place: context.place,
+      config: devices,
+      store: deviceStore,
+      executor: (name) => parts.catalog.get(name),
+      trustedKeys: await trustedKeys(context.place, context.place.executors),
+      log: (line) => io.err(`metnos serve: devices: ${line}`),
+    });
+  } catch (error) {
+    deviceStore.close();
+    synt.close();
+    close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliFailure(`[devices] listen = "${devices.listen}" is in use`, 1);
+    throw error;
+  }
+  if (hub)
+    io.err(
+      `metnos serve: devices: the device channel listens on ${hub.url} (laptops dial ${deviceAddress(devices)})`,
+    );
   const stop = stopSignal();
   // the scheduler lives in this process, its firings audited with the scheduler as caller, memory
   // aging daily at 04:00 as a built-in. Its store is in the data dir, beside memory and approvals,
@@ -301,6 +328,12 @@ async function serveWith(settings: {
           },
           audit: { auditDir: join(context.place.workspace, '.audit') },
           proposals: { synt: synt.synt, actor: `${context.config.runtime.actor} (console)` },
+          devices: {
+            store: deviceStore,
+            ...(hub ? { hub } : {}),
+            ...(deviceAddress(devices) ? { address: deviceAddress(devices) } : {}),
+            actor: `${context.config.runtime.actor} (console)`,
+          },
           // the same checks as `metnos doctor --json`, never with repair: a GET changes nothing
           doctor: {
             integrity: () => integrityFindings(context.place),
@@ -362,6 +395,8 @@ async function serveWith(settings: {
     polling.abort();
     await telegramRun?.catch(() => undefined);
     await schedules.stop();
+    await hub?.close();
+    deviceStore.close();
     synt.close();
     agentGraphs.close();
     close();
