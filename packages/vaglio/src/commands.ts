@@ -148,27 +148,45 @@ function shortFlags(word: string): string {
   return /^-[A-Za-z]+$/.test(word) ? word.slice(1) : '';
 }
 
-function programOf(words: string[]): { name: string; args: string[] } | undefined {
-  let index = 0;
-  while (index < words.length) {
-    const word = words[index]!;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) {
+interface Program {
+  name: string;
+  args: string[];
+}
+
+/** How many other readings of wrapper options one command may add, so hostile text cannot multiply them. */
+const MAX_READINGS = 16;
+
+/**
+ * Every program a word list may run, past assignments and wrappers. An option such as `-n`
+ * takes a value for one wrapper (`nice -n 5`) and none for another (`sudo -n rm …`), so each
+ * such option is read both ways: the program behind it is found either way.
+ */
+function programsOf(words: string[], start = 0, budget = { left: MAX_READINGS }): Program[] {
+  let index = start;
+  while (index < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!)) index++;
+  if (index >= words.length) return [];
+  const base = posix.basename(words[index]!);
+  if (!WRAPPERS.has(base)) return [{ name: base, args: words.slice(index + 1) }];
+  return afterWrapper(words, index + 1, base, budget);
+}
+
+function afterWrapper(words: string[], start: number, wrapper: string, budget: { left: number }): Program[] {
+  const found: Program[] = [];
+  let index = start;
+  while (index < words.length && words[index]!.startsWith('-')) {
+    if (!WRAPPER_OPTIONS_WITH_VALUE.has(words[index]!)) {
       index++;
       continue;
     }
-    const base = posix.basename(word);
-    if (WRAPPERS.has(base)) {
-      index++;
-      while (index < words.length && words[index]!.startsWith('-')) {
-        index += WRAPPER_OPTIONS_WITH_VALUE.has(words[index]!) ? 2 : 1;
-      }
-      // `timeout 10 rm …`: the duration is not the program
-      if (base === 'timeout' && /^\d/.test(words[index] ?? '')) index++;
-      continue;
+    if (budget.left > 0) {
+      budget.left--;
+      found.push(...afterWrapper(words, index + 1, wrapper, budget));
     }
-    return { name: base, args: words.slice(index + 1) };
+    index += 2;
   }
-  return undefined;
+  // `timeout 10 rm …`: the duration is not the program
+  if (wrapper === 'timeout' && /^\d/.test(words[index] ?? '')) index++;
+  return [...found, ...programsOf(words, index, budget)];
 }
 
 function operands(args: string[]): string[] {
@@ -207,9 +225,18 @@ function inspectCommand(
     const path = posix.resolve(place.workspace, target);
     if (path.startsWith('/dev/') && !isHarmlessDevice(path)) return 'output redirected to a device';
   }
-  const program = programOf(command.words);
-  if (!program) return undefined;
-  const { name, args } = program;
+  for (const program of programsOf(command.words)) {
+    const found = inspectProgram(program, place, siblings);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function inspectProgram(
+  { name, args }: Program,
+  place: Place,
+  siblings: string[],
+): DestructivePattern | undefined {
   const recursive = args.some((arg) => /[rR]/.test(shortFlags(arg)) || arg === '--recursive');
   if (name === 'rm') {
     if (args.includes('--no-preserve-root')) return 'rm --no-preserve-root';
