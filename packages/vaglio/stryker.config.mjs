@@ -11,4 +11,5 @@ export default metnosStrykerConfig({
     'src/call-hash.ts',
     'src/approval-store.ts',
   ],
+  vitestConfig: 'vitest.mutation.config.ts',
 });
