@@ -6,10 +6,11 @@
 // - the bearer token lives in this tab's sessionStorage only and travels in the
 //   Authorization header, never in an address, a cookie or the page.
 
+import { loadDevices } from './devices.js';
 import { loadProposals } from './proposals.js';
 
 const TOKEN_KEY = 'metnos.token';
-const VIEWS = ['chat', 'approvals', 'proposals', 'memory', 'executors', 'schedules', 'audit'];
+const VIEWS = ['chat', 'approvals', 'proposals', 'memory', 'executors', 'devices', 'schedules', 'audit'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -227,6 +228,7 @@ const loaders = {
   approvals: loadApprovals,
   memory: loadMemory,
   executors: loadExecutors,
+  devices: () => loadDevices({ h, fill, api, text, when, table, busy, errorLine }, $('devices-list')),
   schedules: loadSchedules,
   audit: () => undefined,
   proposals: () =>

@@ -13,6 +13,7 @@ const FILES = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
   '/console/proposals.js': { file: 'proposals.js', type: 'text/javascript; charset=utf-8' },
+  '/console/devices.js': { file: 'devices.js', type: 'text/javascript; charset=utf-8' },
   '/console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
 } as const;
 

@@ -262,6 +262,7 @@ describe('the OpenAPI document', () => {
       'get /',
       'get /console/console.css',
       'get /console/console.js',
+      'get /console/devices.js',
       'get /console/proposals.js',
       'get /favicon.ico',
     ]);
