@@ -223,10 +223,12 @@ function segmentPattern(segment: string): RegExp {
       const close = segment.indexOf(']', index + 2);
       if (close === -1) source += '\\[';
       else {
+        // a `]` right after `[` (or `[!`) is a member, as in a shell: escaped for the RegExp class
         const body = segment
           .slice(index + 1, close)
           .replace(/^!/, '^')
-          .replace(/\\/g, '\\\\');
+          .replace(/\\/g, '\\\\')
+          .replace(/]/g, '\\]');
         source += `[${body}]`;
         index = close;
       }
