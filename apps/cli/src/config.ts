@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { agentsConfigSchema } from '@metnos/planner/agents';
+import type { WarmPoolSettings } from '@metnos/sandbox';
 import { z } from 'zod';
 import { CliFailure } from './output.ts';
 import type { CliPlace } from './workspace.ts';
@@ -62,7 +63,24 @@ export const appConfigSchema = z
       .strict()
       .optional(),
     sandbox: z
-      .object({ host_overrides: z.record(z.string(), z.string()).optional() })
+      .object({
+        host_overrides: z.record(z.string(), z.string()).optional(),
+        // the warm pool: true, false, or its budgets; default on for `serve`, off for one-shot commands
+        pool: z
+          .union([
+            z.boolean(),
+            z
+              .object({
+                size: z.number().int().min(0).max(8).optional(),
+                max: z.number().int().min(0).max(64).optional(),
+                memory_mb: z.number().int().min(0).optional(),
+                processes: z.number().int().min(0).optional(),
+                idle_ms: z.number().int().min(1000).optional(),
+              })
+              .strict(),
+          ])
+          .optional(),
+      })
       .strict()
       .optional(),
     executors: z
@@ -137,6 +155,28 @@ export function readAppConfig(place: CliPlace): AppConfig {
     throw new CliFailure(`metnos.toml: field "${issue.path.join('.')}": ${issue.message}`);
   }
   return parsed.data;
+}
+
+/**
+ * The sandbox's warm pool for a command: `[sandbox] pool` (true, false or its
+ * budgets), else `byDefault` — on for `metnos serve`, which answers request
+ * after request, off for one-shot commands, whose processes would start ahead
+ * of calls that never come.
+ *
+ * @example
+ * createSandboxRunner({ pool: sandboxPool(config, true) });
+ */
+export function sandboxPool(config: AppConfig, byDefault: boolean): boolean | WarmPoolSettings {
+  const pool = config.sandbox?.pool;
+  if (pool === undefined) return byDefault;
+  if (typeof pool === 'boolean') return pool;
+  return {
+    size: pool.size,
+    max: pool.max,
+    memoryMb: pool.memory_mb,
+    processes: pool.processes,
+    idleMs: pool.idle_ms,
+  };
 }
 
 /** Where runtime stores live: `[runtime] data_dir`, else `$XDG_DATA_HOME/metnos`, else `~/.local/share/metnos`. */

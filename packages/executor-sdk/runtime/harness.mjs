@@ -1,8 +1,15 @@
-// The executor host process. Reads one JSON request on stdin, loads the code
-// file, validates input and output against schema.json, and writes exactly one
-// JSON result line on stdout. Imports are limited to node: built-ins and the
-// SDK's runtime modules below; everything the code prints goes to stderr.
-import { readFileSync, writeSync } from 'node:fs';
+// The executor host process. Reads its request on stdin, loads the code the
+// host sent, validates input and output against schema.json, and writes
+// exactly one JSON result line on stdout. Imports are limited to node:
+// built-ins and the SDK's runtime modules below; everything the code prints
+// goes to stderr.
+//
+// The request is one JSON line with everything in it (a cold start), or, for a
+// process of the sandbox's warm pool, two lines: first the executor (code,
+// schema, contract) with `warm: true`, after which the harness prepares what it
+// can, answers `{"ready":true}` and blocks on stdin; then the call (arguments
+// and context). Either way the process serves one call and exits.
+import { readSync, writeSync } from 'node:fs';
 import { isBuiltin, registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -69,29 +76,67 @@ function pinClock(epochMs) {
   globalThis.Date = PinnedDate;
 }
 
-async function main() {
-  let request;
-  try {
-    request = JSON.parse(readFileSync(0, 'utf8'));
-  } catch (error) {
-    emit(failure('InvalidInput', `the host sent an unreadable request: ${error.message}`));
-    return;
+/** Bytes read from stdin past the line last returned. */
+let pending = Buffer.alloc(0);
+
+/**
+ * The next line of stdin, read with blocking reads (a warm process waits here
+ * for its call, using no CPU), parsed as JSON; undefined at the end of input.
+ */
+function readRequestLine() {
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    const end = pending.indexOf(10);
+    if (end !== -1) {
+      const line = pending.subarray(0, end).toString('utf8');
+      pending = pending.subarray(end + 1);
+      return JSON.parse(line);
+    }
+    let count;
+    try {
+      count = readSync(0, chunk, 0, chunk.length, null);
+    } catch (error) {
+      if (error.code === 'EAGAIN') {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+        continue;
+      }
+      throw error;
+    }
+    if (count === 0) {
+      if (pending.length === 0) return undefined;
+      const line = pending.toString('utf8');
+      pending = Buffer.alloc(0);
+      return JSON.parse(line);
+    }
+    pending = Buffer.concat([pending, chunk.subarray(0, count)]);
   }
-  const { codeFile, code, args, context, schema, inputRef, outputRef, errorClasses } = request;
+}
+
+/** The `node:` modules the code names in static imports: loaded while a warm process waits. */
+function builtinsNamed(code) {
+  const found = new Set();
+  for (const match of code.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+    if (isBuiltin(match[1])) found.add(match[1]);
+  }
+  return [...found];
+}
+
+/**
+ * Everything that does not depend on the call: the import rules, the console
+ * redirect, the node: built-ins the code names. The code itself is imported
+ * only with the call, after the clock is pinned, so code that reads the clock
+ * at load time sees the call's instant in a warm process too.
+ */
+async function prepare(request) {
+  const { codeFile, code, format } = request;
+  if (typeof code !== 'string' || typeof codeFile !== 'string')
+    return failure('Crashed', 'the host sent no verified code');
   const codeUrl = pathToFileURL(codeFile).href;
-  if (typeof code !== 'string') {
-    emit(failure('Crashed', 'the host sent no verified code'));
-    return;
-  }
-  // The host verified these bytes against the signature and sent them on stdin; the code file
-  // itself is neither mounted nor read, so nothing written to it after verification runs.
-  const codeFormat = codeFile.endsWith('.ts') ? 'module-typescript' : 'module';
-  // The host checked asOf already; a request that skipped the check is refused here too.
-  const pinnedMs = context?.asOf === undefined ? undefined : Date.parse(context.asOf);
-  if (pinnedMs !== undefined && (typeof context.asOf !== 'string' || !Number.isFinite(pinnedMs))) {
-    emit(failure('InvalidInput', `asOf "${String(context.asOf).slice(0, 64)}" is not an ISO 8601 instant`));
-    return;
-  }
+  // The host verified these bytes against the signature and sent them on stdin (as stripped
+  // JavaScript when it derived that from them); the code file itself is neither mounted nor
+  // read, so nothing written to it after verification runs.
+  const codeFormat =
+    format === 'module' ? 'module' : codeFile.endsWith('.ts') ? 'module-typescript' : 'module';
 
   for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'table']) {
     console[method] = (...parts) => process.stderr.write(`${parts.map(String).join(' ')}\n`);
@@ -114,6 +159,22 @@ async function main() {
       );
     },
   });
+  if (request.warm === true) {
+    // built-ins only: their loading runs no executor code and reads no clock the call could pin
+    for (const specifier of builtinsNamed(code)) await import(specifier).catch(() => undefined);
+  }
+  return { codeUrl };
+}
+
+async function call(prepared, request) {
+  const { args, context, schema, inputRef, outputRef, errorClasses } = request;
+  const { codeUrl } = prepared;
+  // The host checked asOf already; a request that skipped the check is refused here too.
+  const pinnedMs = context?.asOf === undefined ? undefined : Date.parse(context.asOf);
+  if (pinnedMs !== undefined && (typeof context.asOf !== 'string' || !Number.isFinite(pinnedMs))) {
+    emit(failure('InvalidInput', `asOf "${String(context.asOf).slice(0, 64)}" is not an ISO 8601 instant`));
+    return;
+  }
 
   const inputSchema = resolveRef(schema, inputRef);
   const inputErrors = validate(inputSchema, args, schema);
@@ -136,7 +197,6 @@ async function main() {
     emit(failure('Crashed', 'the code file must `export default defineExecutor({ run })`'));
     return;
   }
-
   const ctx = Object.freeze({
     ...context,
     // On a pinned clock the deadline stands on the pinned clock too: asOf plus the time left, so
@@ -184,6 +244,47 @@ async function main() {
     ok: false,
     error: { class: errorClass, message: String(outcome.error.message ?? '').slice(0, 4000) },
     ...(outcome.metadata ? { metadata: outcome.metadata } : {}),
+  });
+}
+
+async function main() {
+  let first;
+  try {
+    first = readRequestLine();
+  } catch (error) {
+    emit(failure('InvalidInput', `the host sent an unreadable request: ${error.message}`));
+    return;
+  }
+  if (first === null || typeof first !== 'object') {
+    emit(failure('InvalidInput', 'the host sent no request'));
+    return;
+  }
+  const prepared = await prepare(first);
+  if (!prepared.codeUrl) {
+    emit(prepared);
+    return;
+  }
+  if (first.warm !== true) {
+    await call(prepared, first);
+    return;
+  }
+  emit({ ready: true });
+  let second;
+  try {
+    second = readRequestLine();
+  } catch (error) {
+    emit(failure('InvalidInput', `the host sent an unreadable request: ${error.message}`));
+    return;
+  }
+  // the host went away before a call came: nothing ran, nothing to say
+  if (second === undefined) return;
+  // the executor's part of the request is the one this process was prepared with
+  await call(prepared, {
+    ...second,
+    schema: first.schema,
+    inputRef: first.inputRef,
+    outputRef: first.outputRef,
+    errorClasses: first.errorClasses,
   });
 }
 

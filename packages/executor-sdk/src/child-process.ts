@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import {
   childResultSchema,
   type ExecutorResult,
@@ -29,6 +29,12 @@ export interface ChildSpec {
    */
   watch?: (pid: number, stop: (errorClass: string, message: string) => void) => () => void;
 }
+
+/**
+ * How to watch a process that is already running (a warm process of the
+ * sandbox's pool): everything of a {@link ChildSpec} but how to start it.
+ */
+export type SupervisedChildSpec = Omit<ChildSpec, 'command' | 'args' | 'env' | 'cwd'>;
 
 /** What happened to the process, beside the parsed result. */
 export interface ChildReport {
@@ -66,44 +72,64 @@ function killGroup(pid: number | undefined): void {
  */
 export function runChild(spec: ChildSpec): Promise<ChildReport> {
   const started = performance.now();
+  const notStarted = (result: ExecutorResult, durationMs: number): ChildReport => ({
+    result,
+    exitCode: null,
+    exitSignal: null,
+    durationMs,
+    stdoutBytes: 0,
+    stderr: '',
+    stdout: '',
+  });
+  if (spec.signal?.aborted) {
+    // An abort listener would never fire for a signal that is already aborted.
+    return Promise.resolve(
+      notStarted(
+        failure('Timeout', 'the call was aborted by the caller before it started', {
+          isolation: spec.isolation,
+        }),
+        0,
+      ),
+    );
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+  } catch (error) {
+    return Promise.resolve(
+      notStarted(
+        failure('Crashed', `could not start the executor process: ${(error as Error).message}`, {
+          isolation: spec.isolation,
+        }),
+        performance.now() - started,
+      ),
+    );
+  }
+  return superviseChild(child, spec, started);
+}
+
+/**
+ * Watches one running executor process through its call: writes the request
+ * and ends stdin, caps stdout and stderr, kills the whole process group on
+ * timeout, cap overflow or abort, and parses stdout with a schema. The
+ * deadline runs from now. {@link runChild} uses it for a process it has just
+ * started; the sandbox's pool for a process started earlier, which has
+ * written nothing since it said it was ready. Never rejects.
+ *
+ * @example
+ * const report = await superviseChild(warm.child, { ...spec, input: `${callLine}\n` });
+ */
+export function superviseChild(
+  child: ChildProcess,
+  spec: SupervisedChildSpec,
+  started = performance.now(),
+): Promise<ChildReport> {
   return new Promise((resolve) => {
-    if (spec.signal?.aborted) {
-      // An abort listener would never fire for a signal that is already aborted.
-      resolve({
-        result: failure('Timeout', 'the call was aborted by the caller before it started', {
-          isolation: spec.isolation,
-        }),
-        exitCode: null,
-        exitSignal: null,
-        durationMs: 0,
-        stdoutBytes: 0,
-        stderr: '',
-        stdout: '',
-      });
-      return;
-    }
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(spec.command, spec.args, {
-        cwd: spec.cwd,
-        env: spec.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true,
-      });
-    } catch (error) {
-      resolve({
-        result: failure('Crashed', `could not start the executor process: ${(error as Error).message}`, {
-          isolation: spec.isolation,
-        }),
-        exitCode: null,
-        exitSignal: null,
-        durationMs: performance.now() - started,
-        stdoutBytes: 0,
-        stderr: '',
-        stdout: '',
-      });
-      return;
-    }
     let cause: { errorClass: string; message: string } | undefined;
     let settled = false;
 
@@ -121,6 +147,7 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     );
     const onAbort = () => stop('Timeout', 'the call was aborted by the caller');
     spec.signal?.addEventListener('abort', onAbort, { once: true });
+    if (spec.signal?.aborted) onAbort();
     const unwatch = spec.watch && child.pid !== undefined ? spec.watch(child.pid, stop) : undefined;
 
     /** Keeps a stream's bytes up to its cap; past it, the whole process group is stopped. */
@@ -138,6 +165,9 @@ export function runChild(spec: ChildSpec): Promise<ChildReport> {
     };
     const stdoutCapture = capture(child.stdout!, 'stdout', spec.maxStdoutBytes);
     const stderrCapture = capture(child.stderr!, 'stderr', spec.maxStderrBytes);
+    // a warm process's streams were paused while it waited
+    child.stdout!.resume();
+    child.stderr!.resume();
     child.stdin!.on('error', () => {
       // the child may exit before reading its input; the exit handler reports it
     });

@@ -20,7 +20,13 @@ export {
   defaultStateDir,
   type QuarantineEntry,
 } from './catalog.ts';
-export { type ChildReport, type ChildSpec, runChild } from './child-process.ts';
+export {
+  type ChildReport,
+  type ChildSpec,
+  runChild,
+  type SupervisedChildSpec,
+  superviseChild,
+} from './child-process.ts';
 export {
   type Caller,
   type ExpandedProfile,
@@ -167,12 +173,15 @@ export {
   type ExecutorRunner,
   exitKind,
   HARNESS_PATH,
+  harnessCall,
+  harnessPreload,
   harnessRequest,
   type ProcessRunnerSettings,
   RUNTIME_DIR,
   type RunReport,
   type RunRequest,
   refusal,
+  runnableCode,
 } from './runner.ts';
 export { type ScaffoldOptions, scaffoldExecutor } from './scaffold.ts';
 export { resolveConfigDir } from './settings.ts';

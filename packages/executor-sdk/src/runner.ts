@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import * as moduleApi from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,24 +45,107 @@ export interface ExecutorRunner {
   run(request: RunRequest): Promise<RunReport>;
 }
 
+/** Stripped JavaScript by code digest: derived once per host process from verified bytes. */
+const strippedByDigest = new Map<string, string>();
+const STRIPPED_KEPT = 512;
+
+/** Node's type stripper, loaded on first use (it loads a WebAssembly module: tens of ms, once). */
+function stripTypes(source: string): string | undefined {
+  const strip = (moduleApi as { stripTypeScriptTypes?: (code: string, options: object) => string })
+    .stripTypeScriptTypes;
+  if (typeof strip !== 'function') return undefined;
+  // the API is marked experimental in Node 24; its one warning says nothing a person can act on
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).includes('stripTypeScriptTypes')) return;
+    (emitWarning as (...values: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return strip(source, { mode: 'strip' });
+  } catch {
+    // syntax that needs a transform: the process is sent the source and reports it as today
+    return undefined;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
 /**
- * The JSON request the harness reads on stdin. Of the context it carries only
- * what the process may know: never `protect`, never `credentials` — of the
- * handles offered to the call (`places.credentials`) it carries where their
- * servers are ({@link credentialView}), not who logs in or with what.
+ * The code an executor process loads: for a TypeScript code file, JavaScript
+ * derived on the host from the verified bytes with Node's own type stripper
+ * (the same `strip` mode Node applies when it loads a `.ts` module, positions
+ * kept, so stack traces still point into the signed source), so no process
+ * pays for loading the stripper. The signed file stays the source of truth:
+ * the derived form is never written anywhere, it is computed in this process
+ * from bytes that matched the signature, keyed by their digest. Code the
+ * stripper refuses is sent as it is, and the process reports the same error
+ * as before.
+ *
+ * @example
+ * const { code, format } = runnableCode(executor); // format 'module': types already stripped
  */
-export function harnessRequest(
+export function runnableCode(executor: Pick<VerifiedExecutor, 'code' | 'codeFile' | 'digests'>): {
+  code: string;
+  format: 'module' | 'module-typescript';
+} {
+  const source = executor.code.toString('utf8');
+  if (!executor.codeFile.endsWith('.ts')) return { code: source, format: 'module' };
+  const key = executor.digests?.code;
+  let stripped = key ? strippedByDigest.get(key) : undefined;
+  if (stripped === undefined) {
+    stripped = stripTypes(source);
+    if (stripped === undefined) return { code: source, format: 'module-typescript' };
+    if (key) {
+      if (strippedByDigest.size >= STRIPPED_KEPT)
+        strippedByDigest.delete(strippedByDigest.keys().next().value!);
+      strippedByDigest.set(key, stripped);
+    }
+  }
+  return { code: stripped, format: 'module' };
+}
+
+/**
+ * The executor's half of the harness request: its code (see {@link runnableCode}),
+ * schema and contract. A warm process of the sandbox's pool gets it first, with
+ * `warm: true`, and its call ({@link harnessCall}) later, on a second line.
+ *
+ * @example
+ * child.stdin.write(`${JSON.stringify(harnessPreload(executor, { warm: true }))}\n`);
+ */
+export function harnessPreload(executor: VerifiedExecutor, options: { warm?: boolean } = {}) {
+  const { code, format } = runnableCode(executor);
+  return {
+    ...(options.warm ? { warm: true } : {}),
+    // The verified bytes (or JavaScript derived from them here) travel with the request: the
+    // process never opens the code file, so a file rewritten after verification is not what runs.
+    codeFile: executor.codeFile,
+    code,
+    format,
+    schema: executor.schema,
+    inputRef: executor.manifest.contract.input_schema,
+    outputRef: executor.manifest.contract.output_schema,
+    errorClasses: executor.manifest.contract.error_classes,
+  };
+}
+
+/**
+ * The call's half of the harness request. Of the context it carries only what
+ * the process may know: never `protect`, never `credentials` — of the handles
+ * offered to the call (`places.credentials`) it carries where their servers
+ * are ({@link credentialView}), not who logs in or with what. The deadline is
+ * taken now, when the call is handed over.
+ *
+ * @example
+ * child.stdin.end(`${JSON.stringify(harnessCall(executor, args, context, { tmpDir }, profile))}\n`);
+ */
+export function harnessCall(
   executor: VerifiedExecutor,
   args: unknown,
   context: InvocationContext,
   places: { tmpDir: string; workspace?: string; credentials?: Readonly<Record<string, HostCredential>> },
   profile: ExpandedProfile,
-): string {
-  return JSON.stringify({
-    // The verified bytes travel with the request: the process never opens the code file,
-    // so a file rewritten after verification is not what runs.
-    codeFile: executor.codeFile,
-    code: executor.code.toString('utf8'),
+) {
+  return {
     args,
     context: {
       traceId: context.traceId,
@@ -80,10 +164,26 @@ export function harnessRequest(
         ]),
       ),
     },
-    schema: executor.schema,
-    inputRef: executor.manifest.contract.input_schema,
-    outputRef: executor.manifest.contract.output_schema,
-    errorClasses: executor.manifest.contract.error_classes,
+  };
+}
+
+/**
+ * The JSON request a cold-started harness reads on stdin: {@link harnessPreload}
+ * and {@link harnessCall} in one document.
+ *
+ * @example
+ * runChild({ ...spec, input: harnessRequest(executor, args, context, { tmpDir }, profile) });
+ */
+export function harnessRequest(
+  executor: VerifiedExecutor,
+  args: unknown,
+  context: InvocationContext,
+  places: { tmpDir: string; workspace?: string; credentials?: Readonly<Record<string, HostCredential>> },
+  profile: ExpandedProfile,
+): string {
+  return JSON.stringify({
+    ...harnessPreload(executor),
+    ...harnessCall(executor, args, context, places, profile),
   });
 }
 

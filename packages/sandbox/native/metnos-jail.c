@@ -553,6 +553,19 @@ static void pin_all(void) {
 
 static unsigned long long write_quota = 0;
 static int quota_final = 0;
+/* --write-quota-idle: a warm process of the pool, waiting for its call. Nothing untrusted runs
+   before the host hands it the call, and the host sends SIGUSR1 right before that, so until
+   then the tree is metered every 250 ms instead of every 5 ms (a waiting process costs no CPU). */
+static volatile sig_atomic_t call_started = 1;
+
+static void on_call_started(int sig) {
+  (void)sig;
+  call_started = 1;
+}
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
 
 /* Bytes a process (and the children it reaped) asked to write: the "wchar" line of /proc/PID/io. */
 static unsigned long long wchar_of(const char *io_path) {
@@ -617,12 +630,22 @@ static void supervise(char **command) {
   struct stat self;
   if (stat("/proc/self/exe", &self) != 0) die("stat /proc/self/exe");
   unsigned long long before = wchar_of("/proc/self/io");
+  if (!call_started) {
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = on_call_started;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGUSR1, &action, NULL) != 0) die("sigaction");
+  }
   pid_t child = fork();
   if (child < 0) die("fork");
   if (child == 0) {
+    signal(SIGUSR1, SIG_DFL);
     execv(command[0], command);
     die("exec");
   }
+  /* A pidfd wakes the wait the moment the child ends instead of at the next tick (5.3+). */
+  int pidfd = (int)syscall(__NR_pidfd_open, child, 0);
   const struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
   for (;;) {
     int status = 0;
@@ -648,7 +671,15 @@ static void supervise(char **command) {
       waitpid(child, NULL, 0);
       quota_exceeded(total);
     }
-    nanosleep(&pause, NULL);
+    if (pidfd >= 0) {
+      struct pollfd exited = {.fd = pidfd, .events = POLLIN};
+      poll(&exited, 1, call_started ? 5 : 250);
+    } else if (call_started) {
+      nanosleep(&pause, NULL);
+    } else {
+      const struct timespec idle = {.tv_sec = 0, .tv_nsec = 250 * 1000 * 1000};
+      nanosleep(&idle, NULL);
+    }
   }
 }
 
@@ -708,6 +739,8 @@ int main(int argc, char **argv) {
       use_seccomp = 1;
     } else if (strcmp(arg, "--write-quota-final") == 0) {
       quota_final = 1;
+    } else if (strcmp(arg, "--write-quota-idle") == 0) {
+      call_started = 0;
     } else if (strcmp(arg, "--allow-unix") == 0) {
       allow_unix = 1;
     } else if (value == NULL) {

@@ -19,6 +19,8 @@ export interface CallCgroup {
   procsFiles: string[];
   /** True when the kernel's OOM killer fired inside this cgroup. */
   oomKilled(): boolean;
+  /** How many processes are in it now (`pids.current`), or undefined when it cannot be read. */
+  processes(): number | undefined;
   /** Kills whatever is left and removes the cgroup folders. */
   destroy(): Promise<void>;
 }
@@ -181,6 +183,13 @@ export function createCallCgroup(
         return false;
       } catch {
         return false;
+      }
+    },
+    processes() {
+      try {
+        return Number(readFileSync(join(pidsDir, 'pids.current'), 'utf8'));
+      } catch {
+        return undefined;
       }
     },
     async destroy() {

@@ -33,6 +33,19 @@ export interface EgressProxySettings {
    * reserved name is never resolved or forwarded either way.
    */
   hostServices?: HostServiceDispatch;
+  /**
+   * For a warm process of the pool: the proxy listens from the start (its
+   * socket is bound into the sandbox) but refuses every connection until
+   * {@link EgressProxy.attach} gives it the call's credentials and host
+   * services, when the process is handed its call.
+   */
+  waitForCall?: boolean;
+}
+
+/** The per-call parts of a proxy started for a warm process. */
+export interface EgressCallParts {
+  credentials?: Readonly<Record<string, HostCredential>>;
+  hostServices?: HostServiceDispatch;
 }
 
 /** A running proxy and what it refused. */
@@ -42,6 +55,8 @@ export interface EgressProxy {
   refusals: string[];
   /** Credential logins done for the call (`credential "mail" logged in at imap.example.com:993 (IMAP)`). */
   credentialUses: string[];
+  /** Gives a proxy started with `waitForCall` its call's parts; from now on it serves. */
+  attach(parts: EgressCallParts): void;
   close(): Promise<void>;
 }
 
@@ -76,7 +91,10 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   };
-  const hostServices = settings.hostServices ?? createHostServiceDispatch({ declared: [], offered: {} });
+  const noServices = createHostServiceDispatch({ declared: [], offered: {} });
+  let call: Required<EgressCallParts> | undefined = settings.waitForCall
+    ? undefined
+    : { credentials: settings.credentials ?? {}, hostServices: settings.hostServices ?? noServices };
 
   async function destination(host: string, port: number): Promise<{ host: string; port: number } | string> {
     if (isIP(host) !== 0) return `${host}: IP literals are not reachable`;
@@ -110,10 +128,12 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
     const text = head.toString('latin1');
     const [requestLine = '', ...headerLines] = text.split('\r\n');
     const [method = '', target = '', version = 'HTTP/1.1'] = requestLine.split(' ');
+    // a warm process's proxy before its call: nothing of any call is here to serve
+    if (!call) return refuse(client, 'no call has been handed to this process yet');
+    const { credentials: offered, hostServices } = call;
     const handle = credentialHeader(headerLines);
     if (handle !== undefined) {
       const request = { method, target, version, headerLines, rest };
-      const offered = settings.credentials ?? {};
       return serveCredential(client, request, handle, {
         offered,
         destination,
@@ -198,6 +218,9 @@ export async function startEgressProxy(settings: EgressProxySettings): Promise<E
     socketPath: settings.socketPath,
     refusals,
     credentialUses,
+    attach(parts) {
+      call = { credentials: parts.credentials ?? {}, hostServices: parts.hostServices ?? noServices };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -1,7 +1,13 @@
 export { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
 export { type BirthOptions, birth, sharedSandboxRunner } from './birth.ts';
 export { type DomainRule, domainAllowed, isInternalAddress, parseDomainRule } from './domains.ts';
-export { type EgressProxy, type EgressProxySettings, type Lookup, startEgressProxy } from './egress-proxy.ts';
+export {
+  type EgressCallParts,
+  type EgressProxy,
+  type EgressProxySettings,
+  type Lookup,
+  startEgressProxy,
+} from './egress-proxy.ts';
 export { SandboxError } from './errors.ts';
 export {
   DEVICES_ALLOWED,
@@ -47,4 +53,5 @@ export {
   type SandboxRunner,
   type SandboxRunnerSettings,
 } from './runner.ts';
+export type { WarmPoolSettings, WarmPoolStats } from './warm-pool.ts';
 export { meterWrites, treeWrites } from './write-meter.ts';

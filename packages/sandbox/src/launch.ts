@@ -35,6 +35,11 @@ export interface LaunchInput {
   binarySearchPath: readonly string[];
   /** Bytes the call may write in all; the outer helper meters the tree (standard and full). */
   writeBytes?: number;
+  /**
+   * A warm process of the pool: the outer helper meters slowly until the host
+   * sends it SIGUSR1, right before the call (standard and full only).
+   */
+  warm?: boolean;
 }
 
 /** The command to spawn and what it applies. */
@@ -45,6 +50,14 @@ export interface LaunchPlan {
   cwd: string;
   layers: string[];
   notes: string[];
+  /**
+   * Host paths whose identity the sandbox's view was built from (bind sources
+   * and masked folders): a warm process is handed a call only while each is
+   * still the same file (standard and full).
+   */
+  watched: string[];
+  /** For a warm plan: the signal the outer helper expects right before the call. */
+  callSignal?: 'SIGUSR1';
 }
 
 const libraryCache = new Map<string, string[]>();
@@ -125,7 +138,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   nodeArgs.push(HARNESS_PATH);
   if (rank === tierRank('none')) {
     notes.push('no isolation: a plain child process');
-    return { command: node, args: nodeArgs, env, cwd: input.tmpDir, layers, notes };
+    return { command: node, args: nodeArgs, env, cwd: input.tmpDir, layers, notes, watched: [] };
   }
 
   const helper = host.helperPath!;
@@ -157,6 +170,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       cwd: input.tmpDir,
       layers,
       notes,
+      watched: [],
     };
   }
 
@@ -205,6 +219,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   const roots = [...input.profile.read, ...input.profile.write];
   const calls = input.forbidden.calls ? [input.forbidden.calls.root] : [];
   const remounts: string[] = [];
+  const watched = binds
+    .filter((bind) => bind.noexec || bind.dest === PROXY_SOCKET_INSIDE)
+    .map((bind) => bind.source);
   for (const mask of new Set([...input.forbidden.masks, ...calls])) {
     if (!roots.some((root) => root !== mask && isWithin(mask, root))) continue;
     let info: ReturnType<typeof statSync> | undefined;
@@ -214,6 +231,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
       info = undefined;
     }
     if (!info || realpathSync(mask) !== mask) continue;
+    watched.push(mask);
     if (info.isDirectory()) {
       bwrap.push('--tmpfs', mask);
       remounts.push('--remount-ro', mask);
@@ -224,6 +242,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     const fd = FIRST_PIN_FD + binds.length;
     outer.push('--noexec-pin', `${fd}:${input.tmpDir}`);
     bwrap.push('--bind-fd', String(fd), input.tmpDir);
+    watched.push(input.tmpDir);
   }
   bwrap.push(...remounts);
   bwrap.push('--remount-ro', '/', '--chdir', input.tmpGranted ? input.tmpDir : '/');
@@ -280,14 +299,28 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     );
   }
   if (input.network === 'allowlist' && !input.proxySocket) notes.push('network: none reachable (no proxy)');
+  let callSignal: LaunchPlan['callSignal'];
   if (input.writeBytes) {
     // The outer helper stays as bwrap's parent and meters the tree every 5 ms; without a relay
     // (no downloads to tell apart) it also checks the exact total of the reaped tree at the end.
     outer.push('--write-quota', String(input.writeBytes));
     if (!input.proxySocket) outer.push('--write-quota-final');
+    if (input.warm) {
+      outer.push('--write-quota-idle');
+      callSignal = 'SIGUSR1';
+    }
     layers.push('write-quota');
   }
   // the helper runs twice: outside bwrap to join cgroups and pin the bind sources, inside to restrict itself
   const args = [...outer, '--', host.bwrapPath!, ...bwrap, '--', helper, ...inner, '--', node, ...nodeArgs];
-  return { command: helper, args, env: { PATH: '/usr/bin:/bin' }, cwd: input.tmpDir, layers, notes };
+  return {
+    command: helper,
+    args,
+    env: { PATH: '/usr/bin:/bin' },
+    cwd: input.tmpDir,
+    layers,
+    notes,
+    watched,
+    ...(callSignal ? { callSignal } : {}),
+  };
 }

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { type Dirent, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,10 +13,13 @@ import {
   declaredHostServices,
   type ExecutorResult,
   type ExecutorRunner,
+  type ExpandedProfile,
   ensureAuditTree,
   exitKind,
   expandProfile,
   failure,
+  harnessCall,
+  harnessPreload,
   harnessRequest,
   ISOLATION_TIERS,
   type IsolationRecord,
@@ -28,21 +32,36 @@ import {
   refusal,
   resolveConfigDir,
   runChild,
+  superviseChild,
   tierRank,
 } from '@metnos/executor-sdk';
 import { createSandboxAudit, type SandboxAudit, type SandboxAuditEntry } from './audit.ts';
 import { type CallCgroup, createCallCgroup, sweepStaleCgroups } from './cgroup.ts';
-import { type EgressProxy, type Lookup, startEgressProxy } from './egress-proxy.ts';
+import { type EgressCallParts, type EgressProxy, type Lookup, startEgressProxy } from './egress-proxy.ts';
 import { SandboxError } from './errors.ts';
 import { checkExecRules } from './exec-rules.ts';
 import { forbiddenSet } from './forbidden.ts';
 import { checkHelper } from './helper.ts';
 import { type HostReport, probeHost } from './host-probe.ts';
 import { createHostServiceDispatch, type HostServiceDispatch } from './host-services.ts';
-import { planLaunch } from './launch.ts';
-import { checkArguments, type PolicyViolation, resolveProfile, textKeysOf } from './policy.ts';
+import { type LaunchPlan, planLaunch } from './launch.ts';
+import {
+  checkArguments,
+  type PolicyViolation,
+  type ResolvedProfile,
+  resolveProfile,
+  textKeysOf,
+} from './policy.ts';
 import { metnosOwnPaths } from './protected.ts';
 import { resolveReal } from './resolve-path.ts';
+import {
+  createWarmPool,
+  type PoolEntry,
+  type WarmPool,
+  type WarmPoolSettings,
+  type WarmPoolStats,
+} from './warm-pool.ts';
+import { startWarmProcess, type WarmProcess } from './warm-process.ts';
 import { meterWrites } from './write-meter.ts';
 
 /**
@@ -98,6 +117,13 @@ export interface SandboxRunnerSettings {
   protect?: readonly ProtectedPath[];
   /** Bytes a call may write when its profile sets no `max_write_bytes` (default 32 MiB). */
   maxWriteBytes?: number;
+  /**
+   * The warm pool (tiers standard and full): per executor in use, processes
+   * started ahead of their call with its exact profile, each handed one call
+   * and gone after it. `true` for the defaults of {@link WarmPoolSettings};
+   * default off.
+   */
+  pool?: boolean | WarmPoolSettings;
 }
 
 /** The sandbox runner: an {@link ExecutorRunner} plus what it found on the host. */
@@ -113,7 +139,74 @@ export interface SandboxRunner extends ExecutorRunner {
     executor: RunRequest['executor'],
     place: { workspace: string; protect?: readonly ProtectedPath[] },
   ): PolicyViolation | undefined;
+  /** The warm pool's counts, or undefined without a pool. */
+  poolStats(): WarmPoolStats | undefined;
+  /** Ends the warm processes; calls after it start cold. Safe to call more than once. */
+  close(): void;
 }
+
+/** The `args` of a warm process's policy check: it has no call yet, so no arguments to check. */
+const NO_ARGUMENTS = Symbol('no arguments yet');
+
+/** A call's profile as the policy check left it. */
+interface CallPolicy {
+  credentials: ReturnType<typeof offeredCredentials>;
+  expanded: ExpandedProfile;
+  profile: ResolvedProfile;
+  forbidden: ReturnType<typeof forbiddenSet>;
+}
+
+/** What one process was given around it: its $TMP, proxy, cgroups, command line. */
+interface Launch {
+  tmpDir: string;
+  tmpCreated?: boolean;
+  netDir?: string;
+  proxy?: EgressProxy;
+  hostServices?: HostServiceDispatch;
+  cgroup?: CallCgroup;
+  callEnded: AbortController;
+  plan: LaunchPlan;
+  notes: string[];
+  withServices: boolean;
+  isolation: IsolationRecord;
+  cleanup(): Promise<void>;
+}
+
+/** A warm process of the pool with what it was set up from. */
+interface WarmEntry extends PoolEntry {
+  key: string;
+  name: string;
+  version: string;
+  digests: RunRequest['executor']['digests'];
+  tmpDir: string;
+  /** Identity (device:inode) of each host path its view was built from, when it started. */
+  identities: Map<string, string>;
+  policy: CallPolicy | undefined;
+  launch: Launch | undefined;
+  process: WarmProcess | undefined;
+  /** Synchronous cleanup, for the host's exit. */
+  discardNow(): void;
+}
+
+function identityOf(path: string): string {
+  const info = lstatSync(path, { throwIfNoEntry: false });
+  return info ? `${info.dev}:${info.ino}:${info.mode}` : 'missing';
+}
+
+/** Tells the outer helper the call begins (it meters at full rate from now); false if it is gone. */
+function signalCall(plan: LaunchPlan, child: ChildProcess): boolean {
+  if (!plan.callSignal || child.pid === undefined) return plan.callSignal === undefined;
+  try {
+    process.kill(child.pid, plan.callSignal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Warm processes of every runner in this process, ended when it exits. */
+const liveEntries = new Set<WarmEntry>();
+let exitHookInstalled = false;
 
 const STDERR_CAP = 256 * 1024;
 
@@ -267,6 +360,15 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     fileBytes: settings.limits?.fileBytes ?? 1024 * 1024 * 1024,
   };
   const binarySearchPath = settings.binarySearchPath ?? ['/usr/local/bin', '/usr/bin', '/bin'];
+  const poolSettings: WarmPoolSettings | undefined =
+    settings.pool === true ? {} : settings.pool === false ? undefined : settings.pool;
+  const pool: WarmPool<WarmEntry> | undefined = poolSettings ? createWarmPool(poolSettings) : undefined;
+  if (pool && !exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const entry of [...liveEntries]) entry.discardNow();
+    });
+  }
 
   /** The forbidden and protected set of one call: its workspace, its own $TMP, what it brings. */
   function callForbidden(workspace: string, tmpDir: string, protect: readonly ProtectedPath[] = []) {
@@ -279,7 +381,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     });
   }
 
-  async function refuse(
+  async function refuseCall(
     request: RunRequest,
     errorClass: 'PolicyViolation' | 'IsolationUnavailable',
     message: string,
@@ -314,8 +416,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     return report;
   }
 
-  async function run(request: RunRequest): Promise<RunReport> {
-    const { executor, args, context, signal } = request;
+  /** The checks every call passes before anything is set up; the call's real workspace, or a refusal. */
+  async function admit(request: RunRequest): Promise<RunReport | { workspace: string }> {
+    const { executor, context } = request;
     // an asOf the harness could not pin the clock to: refused before anything is set up
     const badContext = contextRefusal(context, { tier, layers: [] });
     if (badContext) return badContext;
@@ -325,7 +428,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         tierRank(declared.min_tier) > tierRank(host.strongest)
           ? host.tiers[declared.min_tier].missing.join('; ')
           : `this runner is capped at tier "${ceiling}" by its settings`;
-      return refuse(
+      return refuseCall(
         request,
         'IsolationUnavailable',
         `${executor.name} requires isolation tier "${declared.min_tier}"; this host applies "${tier}": missing ${missing}`,
@@ -335,7 +438,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       (FULL_TIER_CAPABILITIES as readonly string[]).includes(capability),
     );
     if (needsFull.length > 0 && tier !== 'full') {
-      return refuse(
+      return refuseCall(
         request,
         'IsolationUnavailable',
         `${executor.name} has capability ${needsFull.join(', ')}, which runs only at tier "full"; this host applies "${tier}"`,
@@ -366,18 +469,9 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     // Metnos's own secrets must have one name: a second one, anywhere, could sit in a granted folder.
     const linked = secondNames(configDir);
-    if (linked) return refuse(request, 'IsolationUnavailable', linked);
-    if (tierRank(tier) >= tierRank('basic')) {
-      // Never run a helper that is not the one built here: checked right before each use.
-      const problem = checkHelper(host.helperPath!, host.helperDigest!);
-      if (problem) {
-        return refuse(
-          request,
-          'IsolationUnavailable',
-          `${problem}; nothing runs until it is rebuilt (run \`metnos doctor\`)`,
-        );
-      }
-    }
+    if (linked) return refuseCall(request, 'IsolationUnavailable', linked);
+    const helperProblem = helperRefusal();
+    if (helperProblem) return refuseCall(request, 'IsolationUnavailable', helperProblem);
     try {
       await mkdir(callsRoot, { mode: 0o700 }).catch((error) => {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -386,37 +480,57 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       if (!info.isDirectory() || info.uid !== (process.getuid?.() ?? 0) || (info.mode & 0o077) !== 0)
         throw new Error('it is not a private folder of this user');
     } catch (error) {
-      return refuse(
+      return refuseCall(
         request,
         'IsolationUnavailable',
         `${callsRoot} cannot hold private temp folders: ${(error as Error).message}`,
       );
     }
-    // named now (the profile's $TMP expands to it), created only once the call passes the policy check
-    const tmpDir = join(callsRoot, `call-${randomUUID()}`);
+    return { workspace };
+  }
+
+  /** Never run a helper that is not the one built here: checked right before each use. */
+  function helperRefusal(): string | undefined {
+    if (tierRank(tier) < tierRank('basic')) return undefined;
+    const problem = checkHelper(host.helperPath!, host.helperDigest!);
+    return problem ? `${problem}; nothing runs until it is rebuilt (run \`metnos doctor\`)` : undefined;
+  }
+
+  /**
+   * The call's profile against the rules: the declared profile expanded for this
+   * workspace and $TMP, resolved against the forbidden set, the exec rules, and
+   * (unless `args` is {@link NO_ARGUMENTS}, for a warm process that has no call yet)
+   * the arguments.
+   */
+  async function policyFor(
+    request: Pick<RunRequest, 'executor' | 'context'> & { args: unknown },
+    workspace: string,
+    tmpDir: string,
+  ): Promise<RunReport | CallPolicy> {
+    const { executor, context, args } = request;
+    // a warm process's check has no call to refuse: it is simply not started
+    const refuse: typeof refuseCall =
+      args === NO_ARGUMENTS
+        ? async (_request, errorClass, message) => refusal(errorClass, message, { tier, layers: [] })
+        : refuseCall;
+    const declared = executor.manifest.sandbox;
     const forbidden = callForbidden(workspace, tmpDir, context.protect);
-    let tmpCreated = false;
-    let netDir: string | undefined;
-    let proxy: EgressProxy | undefined;
-    let hostServices: HostServiceDispatch | undefined;
-    const callEnded = new AbortController();
-    let cgroup: CallCgroup | undefined;
-    try {
-      // the handles this call may log in with: declared (secret:<handle>) AND configured; their
-      // servers replace the profile's $CREDENTIAL:<handle> entries, the secrets stay in this process
-      const credentials = offeredCredentials(executor.manifest.executor.capabilities, context.credentials);
-      const expanded = expandProfile(declared, { workspace, tmpDir, home, credentials });
-      const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
-      if ('rule' in profile)
-        return await refuse(request, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
-      const badExec = checkExecRules({
-        exec: declared.exec,
-        read: profile.read,
-        write: profile.write,
-        binarySearchPath,
-      });
-      if (badExec)
-        return await refuse(request, 'PolicyViolation', `${executor.name}: ${badExec.message}`, badExec);
+    // the handles this call may log in with: declared (secret:<handle>) AND configured; their
+    // servers replace the profile's $CREDENTIAL:<handle> entries, the secrets stay in this process
+    const credentials = offeredCredentials(executor.manifest.executor.capabilities, context.credentials);
+    const expanded = expandProfile(declared, { workspace, tmpDir, home, credentials });
+    const profile = resolveProfile(expanded, forbidden, { home, tmpRoot });
+    const asRequest = request as RunRequest;
+    if ('rule' in profile)
+      return refuse(asRequest, 'PolicyViolation', `${executor.name}: ${profile.message}`, profile);
+    const badExec = checkExecRules({
+      exec: declared.exec,
+      read: profile.read,
+      write: profile.write,
+      binarySearchPath,
+    });
+    if (badExec) return refuse(asRequest, 'PolicyViolation', `${executor.name}: ${badExec.message}`, badExec);
+    if (args !== NO_ARGUMENTS) {
       const violation = checkArguments(args, {
         profile,
         forbidden,
@@ -426,104 +540,399 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         hardlinks: declared.fs.hardlinks === true,
       });
       if (violation)
-        return await refuse(request, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
+        return refuse(asRequest, 'PolicyViolation', `${executor.name}: ${violation.message}`, violation);
+    }
+    return { credentials, expanded, profile, forbidden };
+  }
 
-      await mkdir(tmpDir, { mode: 0o700 });
-      tmpCreated = true;
-      const standardOrMore = tierRank(tier) >= tierRank('standard');
-      // host services (metnos.host): what the manifest declares AND the host provides for this call;
-      // the proxy runs for them even when the profile has no network, and then reaches nothing else
-      const offered = offeredHostServices(executor.manifest.executor.capabilities, context.hostServices);
-      const withServices = Object.keys(offered).length > 0;
-      const withNetwork = declared.network.mode === 'allowlist' && profile.domains.length > 0;
-      if (standardOrMore && (withNetwork || withServices)) {
-        hostServices = createHostServiceDispatch({
-          declared: declaredHostServices(executor.manifest.executor.capabilities),
-          offered,
-          call: { executor: { name: executor.name, version: executor.version }, ...callOf(context) },
-          signal: callEnded.signal,
-        });
-        netDir = await mkdtemp(join(callsRoot, 'net-'));
-        proxy = await startEgressProxy({
-          socketPath: join(netDir, 'proxy.sock'),
-          rules: withNetwork ? profile.domains : [],
-          hostOverrides: settings.hostOverrides,
-          lookup: settings.lookup,
-          hostServices,
-          credentials,
-        });
-      }
-      // pids and memory cgroups from the standard tier up: as root the sandbox's uid maps to 0,
-      // which RLIMIT_NPROC does not count, so the cgroup is what stops a fork bomb there
-      if (standardOrMore && host.cgroups) {
-        cgroup = createCallCgroup(host.cgroups, `call-${randomUUID()}`, {
-          memoryBytes: declared.max_memory_mb * 1024 * 1024,
-          pids: limits.processes,
-        });
-      }
-      const tmpGranted = declared.fs.read
-        .concat(declared.fs.write)
-        .some((entry) => /^\$TMP(\/|$)/.test(entry));
-      const writeBytes = declared.max_write_bytes ?? defaultWriteBytes;
-      const plan = planLaunch({
-        tier,
-        host,
-        profile,
-        exec: declared.exec,
-        network: declared.network.mode,
-        maxDurationMs: declared.max_duration_ms,
-        maxMemoryMb: declared.max_memory_mb,
-        forbidden,
-        tmpDir,
-        tmpGranted,
-        proxySocket: proxy?.socketPath,
-        cgroupProcs: cgroup?.procsFiles,
-        limits: { ...limits, fileBytes: Math.min(limits.fileBytes, writeBytes) },
-        binarySearchPath,
-        writeBytes,
+  /**
+   * Sets up everything around one process: its $TMP, the egress proxy (for a
+   * warm process, listening but refusing until its call attaches), the
+   * cgroups, and the command line. `cleanup` removes all of it.
+   */
+  async function launchFor(
+    request: Pick<RunRequest, 'executor' | 'context'>,
+    tmpDir: string,
+    policy: CallPolicy,
+    warm: boolean,
+  ): Promise<Launch> {
+    const launch: Launch = {
+      tmpDir,
+      callEnded: new AbortController(),
+      notes: [],
+      withServices: false,
+      isolation: { tier, layers: [] },
+      plan: undefined as unknown as LaunchPlan,
+      async cleanup() {
+        // the pid namespace is gone with bwrap; the cgroup folders go away in the background
+        // (rmdir waits for the kernel to finish reaping), so the caller does not wait for it
+        if (launch.cgroup) void launch.cgroup.destroy();
+        launch.callEnded.abort();
+        await Promise.all([
+          launch.proxy?.close(),
+          launch.tmpCreated ? rm(tmpDir, { recursive: true, force: true }) : undefined,
+          launch.netDir ? rm(launch.netDir, { recursive: true, force: true }) : undefined,
+        ]);
+      },
+    };
+    try {
+      await setUpLaunch(launch, request, policy, warm);
+      return launch;
+    } catch (error) {
+      await launch.cleanup();
+      throw error;
+    }
+  }
+
+  async function setUpLaunch(
+    launch: Launch,
+    request: Pick<RunRequest, 'executor' | 'context'>,
+    policy: CallPolicy,
+    warm: boolean,
+  ): Promise<void> {
+    const { executor, context } = request;
+    const declared = executor.manifest.sandbox;
+    const tmpDir = launch.tmpDir;
+    await mkdir(tmpDir, { mode: 0o700 });
+    launch.tmpCreated = true;
+    const { profile, credentials } = policy;
+    const standardOrMore = tierRank(tier) >= tierRank('standard');
+    // host services (metnos.host): what the manifest declares AND the host provides for this call;
+    // the proxy runs for them even when the profile has no network, and then reaches nothing else
+    const offered = offeredHostServices(executor.manifest.executor.capabilities, context.hostServices);
+    launch.withServices = Object.keys(offered).length > 0;
+    const withNetwork = declared.network.mode === 'allowlist' && profile.domains.length > 0;
+    if (standardOrMore && (withNetwork || launch.withServices)) {
+      // a warm process's proxy gets its call's parts when the call comes
+      const parts = warm ? undefined : callParts(request, launch, credentials);
+      launch.hostServices = parts?.hostServices;
+      launch.netDir = await mkdtemp(join(callsRoot, 'net-'));
+      launch.proxy = await startEgressProxy({
+        socketPath: join(launch.netDir, 'proxy.sock'),
+        rules: withNetwork ? profile.domains : [],
+        hostOverrides: settings.hostOverrides,
+        lookup: settings.lookup,
+        waitForCall: warm,
+        ...(parts ?? {}),
       });
-      // runChild keeps this record by reference, so the proxy's refusals added below reach the result
-      const notes = [...plan.notes];
-      if (proxy && withNetwork)
-        notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
-      if (withServices) notes.push(`host services: ${Object.keys(offered).join(', ')} at http://metnos.host`);
-      const isolation: IsolationRecord = { tier, layers: plan.layers, notes };
-      const report = await runChild({
-        command: plan.command,
-        args: plan.args,
-        env: plan.env,
-        cwd: plan.cwd,
-        input: harnessRequest(
-          executor,
-          args,
-          context,
-          { tmpDir, workspace, credentials: proxy ? credentials : {} },
-          expanded,
-        ),
-        timeoutMs: declared.max_duration_ms,
-        maxStdoutBytes: declared.max_output_bytes,
-        maxStderrBytes: STDERR_CAP,
-        isolation,
-        signal,
-        watch: tierRank(tier) >= tierRank('basic') ? meterWrites(writeBytes, host.helperPath) : undefined,
+    }
+    // pids and memory cgroups from the standard tier up: as root the sandbox's uid maps to 0,
+    // which RLIMIT_NPROC does not count, so the cgroup is what stops a fork bomb there
+    if (standardOrMore && host.cgroups) {
+      launch.cgroup = createCallCgroup(host.cgroups, `call-${randomUUID()}`, {
+        memoryBytes: declared.max_memory_mb * 1024 * 1024,
+        pids: limits.processes,
       });
-      if (proxy && proxy.refusals.length > 0)
-        notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
-      if (proxy) notes.push(...proxy.credentialUses.slice(0, 8).map((line) => `egress ${line}`));
-      if (hostServices) notes.push(...hostServices.log.slice(0, 8));
-      const result = classify(report, cgroup, declared.max_memory_mb);
-      const exit = result === report.result ? exitKind(report) : 'crash';
-      return { result, durationMs: report.durationMs, stdout: report.stdout, exit };
+    }
+    const tmpGranted = declared.fs.read.concat(declared.fs.write).some((entry) => /^\$TMP(\/|$)/.test(entry));
+    const writeBytes = declared.max_write_bytes ?? defaultWriteBytes;
+    launch.plan = planLaunch({
+      tier,
+      host,
+      profile,
+      exec: declared.exec,
+      network: declared.network.mode,
+      maxDurationMs: declared.max_duration_ms,
+      maxMemoryMb: declared.max_memory_mb,
+      forbidden: policy.forbidden,
+      tmpDir,
+      tmpGranted,
+      proxySocket: launch.proxy?.socketPath,
+      cgroupProcs: launch.cgroup?.procsFiles,
+      limits: { ...limits, fileBytes: Math.min(limits.fileBytes, writeBytes) },
+      binarySearchPath,
+      writeBytes,
+      warm,
+    });
+    // runChild keeps this record by reference, so the proxy's refusals added below reach the result
+    launch.notes = [...launch.plan.notes];
+    if (launch.proxy && withNetwork)
+      launch.notes.push(`network: only ${declared.network.domains.join(', ')} through the egress proxy`);
+    if (launch.withServices)
+      launch.notes.push(`host services: ${Object.keys(offered).join(', ')} at http://metnos.host`);
+    launch.isolation = { tier, layers: launch.plan.layers, notes: launch.notes };
+  }
+
+  /** The parts of a proxy that belong to one call: its credentials and its host-service dispatch. */
+  function callParts(
+    request: Pick<RunRequest, 'executor' | 'context'>,
+    launch: Launch,
+    credentials: CallPolicy['credentials'],
+  ): EgressCallParts {
+    const { executor, context } = request;
+    const capabilities = executor.manifest.executor.capabilities;
+    return {
+      credentials,
+      hostServices: createHostServiceDispatch({
+        declared: declaredHostServices(capabilities),
+        offered: offeredHostServices(capabilities, context.hostServices),
+        call: { executor: { name: executor.name, version: executor.version }, ...callOf(context) },
+        signal: launch.callEnded.signal,
+      }),
+    };
+  }
+
+  /** Runs the call in `launch`'s process (a warm one when `warm` is given) and makes its report. */
+  async function runIn(
+    request: RunRequest,
+    workspace: string,
+    policy: CallPolicy,
+    launch: Launch,
+    warm?: ChildProcess,
+  ): Promise<RunReport> {
+    const { executor, args, context, signal } = request;
+    const declared = executor.manifest.sandbox;
+    const places = {
+      tmpDir: launch.tmpDir,
+      workspace,
+      credentials: launch.proxy ? policy.credentials : {},
+    };
+    const writeBytes = declared.max_write_bytes ?? defaultWriteBytes;
+    const supervised = {
+      timeoutMs: declared.max_duration_ms,
+      maxStdoutBytes: declared.max_output_bytes,
+      maxStderrBytes: STDERR_CAP,
+      isolation: launch.isolation,
+      signal,
+      watch: tierRank(tier) >= tierRank('basic') ? meterWrites(writeBytes, host.helperPath) : undefined,
+    };
+    const report = warm
+      ? await superviseChild(warm, {
+          ...supervised,
+          input: `${JSON.stringify(harnessCall(executor, args, context, places, policy.expanded))}\n`,
+        })
+      : await runChild({
+          ...supervised,
+          command: launch.plan.command,
+          args: launch.plan.args,
+          env: launch.plan.env,
+          cwd: launch.plan.cwd,
+          input: harnessRequest(executor, args, context, places, policy.expanded),
+        });
+    const { proxy, notes } = launch;
+    if (proxy && proxy.refusals.length > 0)
+      notes.push(...proxy.refusals.slice(0, 8).map((line) => `egress ${line}`));
+    if (proxy) notes.push(...proxy.credentialUses.slice(0, 8).map((line) => `egress ${line}`));
+    if (launch.hostServices) notes.push(...launch.hostServices.log.slice(0, 8));
+    const result = classify(report, launch.cgroup, declared.max_memory_mb);
+    const exit = result === report.result ? exitKind(report) : 'crash';
+    return { result, durationMs: report.durationMs, stdout: report.stdout, exit };
+  }
+
+  /** A cold start: everything set up for this call, the process started now. */
+  async function runCold(request: RunRequest, workspace: string): Promise<RunReport> {
+    // named now (the profile's $TMP expands to it), created only once the call passes the policy check
+    const tmpDir = join(callsRoot, `call-${randomUUID()}`);
+    const policy = await policyFor(request, workspace, tmpDir);
+    if ('result' in policy) return policy;
+    let launch: Launch | undefined;
+    try {
+      launch = await launchFor(request, tmpDir, policy, false);
+      return await runIn(request, workspace, policy, launch);
     } finally {
-      // the pid namespace is gone with bwrap; the cgroup folders go away in the background
-      // (rmdir waits for the kernel to finish reaping), so the caller does not wait for it
-      if (cgroup) void cgroup.destroy();
-      callEnded.abort();
-      await Promise.all([
-        proxy?.close(),
-        tmpCreated ? rm(tmpDir, { recursive: true, force: true }) : undefined,
-        netDir ? rm(netDir, { recursive: true, force: true }) : undefined,
-      ]);
+      if (launch) await launch.cleanup();
+      else await rm(tmpDir, { recursive: true, force: true });
+    }
+  }
+
+  /** The pool's key of a call: everything a warm process was set up from, but the call itself. */
+  function poolKeyOf(request: RunRequest, workspace: string): string {
+    const { executor, context } = request;
+    const capabilities = executor.manifest.executor.capabilities;
+    const credentials = offeredCredentials(capabilities, context.credentials);
+    const expanded = expandProfile(executor.manifest.sandbox, {
+      workspace,
+      tmpDir: join(callsRoot, 'call-warm'),
+      home,
+      credentials,
+    });
+    return createHash('sha256')
+      .update(
+        JSON.stringify([
+          tier,
+          executor.name,
+          executor.version,
+          executor.digests,
+          executor.keyId,
+          executor.signature,
+          workspace,
+          context.protect ?? [],
+          expanded,
+          Object.keys(offeredHostServices(capabilities, context.hostServices)).sort(),
+        ]),
+      )
+      .digest('hex');
+  }
+
+  /** Starts a warm process for calls like `request` (same key); returns at once, ready later. */
+  function startWarm(request: RunRequest, workspace: string, key: string): WarmEntry {
+    const { executor } = request;
+    const template = { executor, context: request.context, args: NO_ARGUMENTS };
+    const tmpDir = join(callsRoot, `call-${randomUUID()}`);
+    let discarded = false;
+    let launch: Launch | undefined;
+    let warmProcess: WarmProcess | undefined;
+    const ended: Array<() => void> = [];
+    let settled = false;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (launch) void launch.cleanup();
+      else void rm(tmpDir, { recursive: true, force: true });
+    };
+    async function setUp(): Promise<boolean> {
+      const policy = await policyFor(template, workspace, tmpDir);
+      if ('result' in policy || discarded || helperRefusal()) return false;
+      entry.policy = policy;
+      launch = await launchFor(template, tmpDir, policy, true);
+      entry.launch = launch;
+      if (discarded) return false;
+      for (const path of launch.plan.watched) entry.identities.set(path, identityOf(path));
+      warmProcess = startWarmProcess({
+        command: launch.plan.command,
+        args: launch.plan.args,
+        env: launch.plan.env,
+        cwd: launch.plan.cwd,
+        preload: JSON.stringify(harnessPreload(executor, { warm: true })),
+      });
+      entry.process = warmProcess;
+      warmProcess.child.once('exit', () => {
+        for (const listener of ended) listener();
+      });
+      if (discarded) warmProcess.kill();
+      // the view was built from these: they must not have changed while it was built
+      return (await warmProcess.ready) && !discarded && identitiesHold(entry);
+    }
+    const entry: WarmEntry = {
+      key,
+      name: executor.name,
+      version: executor.version,
+      digests: executor.digests,
+      memoryMb: executor.manifest.sandbox.max_memory_mb,
+      tmpDir,
+      identities: new Map(),
+      policy: undefined,
+      launch: undefined,
+      process: undefined,
+      // set up once the entry exists (the setup refers to it)
+      ready: Promise.resolve()
+        .then(setUp)
+        .catch(() => false)
+        .then((ok) => {
+          settled = true;
+          if (ok && !discarded) return true;
+          entry.discard();
+          return false;
+        }),
+      alive: () => !discarded && (warmProcess === undefined || warmProcess.alive()),
+      waiting: () => !discarded && warmProcess !== undefined && warmProcess.waiting(),
+      processes: () => launch?.cgroup?.processes() ?? 5,
+      onEnded: (listener) => ended.push(listener),
+      discard() {
+        discarded = true;
+        liveEntries.delete(entry);
+        warmProcess?.kill();
+        // while it is being set up, the setup's end cleans up what it made
+        if (settled) release();
+      },
+      discardNow() {
+        discarded = true;
+        liveEntries.delete(entry);
+        warmProcess?.kill();
+        for (const dir of [tmpDir, launch?.netDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+    liveEntries.add(entry);
+    return entry;
+  }
+
+  /** True while every path the warm process's view was built from is still the same file. */
+  function identitiesHold(entry: WarmEntry): boolean {
+    for (const [path, identity] of entry.identities) if (identityOf(path) !== identity) return false;
+    return true;
+  }
+
+  /**
+   * A call through the pool: a warm process with the call's key, checked once
+   * more against the rules as they are now, given its call's parts and the
+   * call. Undefined when no warm process can take it (start cold instead).
+   */
+  async function runWarm(
+    request: RunRequest,
+    workspace: string,
+    key: string,
+  ): Promise<RunReport | undefined> {
+    const found = await pool!.take(key);
+    if (!found) return undefined;
+    const { executor } = request;
+    // the key says so already; a process for another version or other bytes is never handed a call
+    const same =
+      found.name === executor.name &&
+      found.version === executor.version &&
+      JSON.stringify(found.digests) === JSON.stringify(executor.digests);
+    const policy = same ? await policyFor(request, workspace, found.tmpDir) : undefined;
+    if (policy && 'result' in policy) {
+      // refused before anything of the call reached the process; the next call gets a fresh one
+      found.discard();
+      return policy;
+    }
+    const launch = found.launch;
+    const child = found.process;
+    if (
+      !policy ||
+      !launch ||
+      !child ||
+      !found.policy ||
+      JSON.stringify(policy.profile) !== JSON.stringify(found.policy.profile) ||
+      !identitiesHold(found) ||
+      helperRefusal()
+    ) {
+      found.discard();
+      return undefined;
+    }
+    const taken = child.take();
+    if (!taken || !signalCall(launch.plan, taken)) {
+      found.discard();
+      return undefined;
+    }
+    // from here the process is this call's: it never goes back to the pool
+    liveEntries.delete(found);
+    launch.notes.push('started ahead of its call (warm pool); one process, one call');
+    try {
+      if (launch.proxy) {
+        const parts = callParts(request, launch, policy.credentials);
+        launch.hostServices = parts.hostServices;
+        launch.proxy.attach(parts);
+      }
+      return await runIn(request, workspace, policy, launch, taken);
+    } finally {
+      await launch.cleanup();
+    }
+  }
+
+  async function run(request: RunRequest): Promise<RunReport> {
+    const admitted = await admit(request);
+    if ('result' in admitted) return admitted;
+    const { workspace } = admitted;
+    if (!pool || tierRank(tier) < tierRank('standard')) return runCold(request, workspace);
+    const key = poolKeyOf(request, workspace);
+    const want = () =>
+      pool!.want(
+        key,
+        () => startWarm(request, workspace, key),
+        request.executor.manifest.sandbox.max_memory_mb,
+      );
+    // `wait`: this call's own process is started now, through the pool, and nothing is kept after
+    if (poolSettings?.onEmpty === 'wait') {
+      want();
+      return (await runWarm(request, workspace, key)) ?? (await runCold(request, workspace));
+    }
+    try {
+      return (await runWarm(request, workspace, key)) ?? (await runCold(request, workspace));
+    } finally {
+      // the next call's process starts once this one is done, so it does not slow this one down
+      want();
     }
   }
 
@@ -545,5 +954,12 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     });
   }
 
-  return { tier, host, run, checkProfile };
+  return {
+    tier,
+    host,
+    run,
+    checkProfile,
+    poolStats: () => pool?.stats(),
+    close: () => pool?.close(),
+  };
 }

@@ -31,7 +31,7 @@ import { createSandboxRunner } from '@metnos/sandbox';
 import { createComposer } from '@metnos/synt';
 import { createApprovalStore, createFileApprovalDb, createVaglio, createVerifier } from '@metnos/vaglio';
 import { openAgentGraphs, printAgentRun } from '../agents.ts';
-import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig } from '../config.ts';
+import { type AppConfig, DEFAULT_LLM, dataDir, readAppConfig, sandboxPool } from '../config.ts';
 import { loadMemoryEmbedder } from '../memory-embedder.ts';
 import { CliFailure, type CliIo } from '../output.ts';
 import { openReceiptChain } from '../receipts.ts';
@@ -122,7 +122,12 @@ export interface Runtime {
 }
 
 /** The place, its config and data folder, and how to build what a turn runs on. */
-export async function runtime(options: { executors?: string; workspace?: string }): Promise<Runtime> {
+export async function runtime(options: {
+  executors?: string;
+  workspace?: string;
+  /** The sandbox's warm pool unless `[sandbox] pool` says otherwise (`metnos serve`). */
+  pool?: boolean;
+}): Promise<Runtime> {
   const place = await resolvePlace(options);
   const config = readAppConfig(place);
   const data = dataDir(place, config);
@@ -130,7 +135,10 @@ export async function runtime(options: { executors?: string; workspace?: string 
     const keys = await trustedKeys(place, place.executors);
     const catalog = await placeCatalog(place, keys);
     await catalog.load();
-    const runner = createSandboxRunner({ hostOverrides: config.sandbox?.host_overrides });
+    const runner = createSandboxRunner({
+      hostOverrides: config.sandbox?.host_overrides,
+      pool: sandboxPool(config, options.pool ?? false),
+    });
     // every invocation and every model call appends a signed receipt beside the audit log
     const receipts = await openReceiptChain(place.workspace);
     const invoker = createInvoker({

@@ -138,7 +138,8 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<number> {
     throw error;
   }
 
-  const context = await runtime({ executors: values.executors, workspace: values.workspace });
+  // the warm pool is on by default here: request after request, each step's process is already started
+  const context = await runtime({ executors: values.executors, workspace: values.workspace, pool: true });
   // one server owns the stores of a data folder: a second one is refused before it opens any
   let claim: StoresClaim;
   try {
