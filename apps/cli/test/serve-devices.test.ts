@@ -33,9 +33,9 @@ const laptopEnv = () =>
     XDG_CACHE_HOME: join(laptopHome(), '.cache'),
   });
 
-function start(command: string, args: string[], environment: NodeJS.ProcessEnv) {
+function start(command: string, args: string[], environment: NodeJS.ProcessEnv, cwd = workspaceDir) {
   const child = spawn(command, args, {
-    cwd: workspaceDir,
+    cwd,
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,7 +1,12 @@
 import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createReceiptChain, generateSigningKey, ReceiptError, verifyReceiptChain } from '@metnos/executor-sdk';
+import {
+  createReceiptChain,
+  generateSigningKey,
+  ReceiptError,
+  verifyReceiptChain,
+} from '@metnos/executor-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../test/scripted-model.ts';
 import { ProviderHttpError } from './errors.ts';
@@ -20,13 +25,21 @@ async function chain() {
 
 const lines = async (dir: string) => {
   const [file] = (await readdir(dir)).filter((name) => name.endsWith('.jsonl'));
-  return (await readFile(join(dir, file!), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+  return (await readFile(join(dir, file!), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 };
 
 describe('withReceipts', () => {
   it('signs a receipt per call, answered or failed, holding digests and counts, never the prompt', async () => {
     const { dir, key, chain: receipts } = await chain();
-    const failure = new ProviderHttpError({ status: 429, bodySnippet: '', providerName: 'openai', hint: 'slow down' });
+    const failure = new ProviderHttpError({
+      status: 429,
+      bodySnippet: '',
+      providerName: 'openai',
+      hint: 'slow down',
+    });
     const model = withReceipts(
       createScriptedModel(
         [{ text: 'noted', usage: { inputTokens: 12, outputTokens: 3 }, costUsd: 0.001 }, { error: failure }],
@@ -35,7 +48,11 @@ describe('withReceipts', () => {
       receipts,
       { run: 'turn-9' },
     );
-    const request = { system: 'You are Metnos.', messages: [{ role: 'user' as const, content: PROMPT }], tools: [] };
+    const request = {
+      system: 'You are Metnos.',
+      messages: [{ role: 'user' as const, content: PROMPT }],
+      tools: [],
+    };
     expect((await model.generate(request)).text).toBe('noted');
     await expect(model.generate(request)).rejects.toBe(failure);
     const [answered, failed] = await lines(dir);
