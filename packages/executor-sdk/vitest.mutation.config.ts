@@ -9,7 +9,6 @@ export default metnosVitestConfig({
   include: [
     'src/signature.test.ts',
     'src/verify.test.ts',
-    'src/integrity.test.ts',
     'src/catalog.test.ts',
     'src/lifecycle.test.ts',
     'src/verification-cache.test.ts',
