@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, lstatSync } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Caller } from './context.ts';
@@ -83,6 +83,28 @@ async function checkAuditDir(path: string): Promise<void> {
 }
 
 /**
+ * The audit tree's root when it is already whole (every folder a real folder of
+ * this user, the reserve a plain file with one link and its full size), or
+ * undefined. A handful of `lstat`s without a thread hop: it runs before every
+ * call, and anything unusual is left to the full check, which creates, repairs
+ * or refuses.
+ */
+function wholeAuditTree(workspace: string): string | undefined {
+  const root = join(workspace, '.audit');
+  try {
+    for (const dir of [root, ...AUDIT_SUBDIRS.map((sub) => join(root, sub))]) {
+      const info = lstatSync(dir);
+      if (!info.isDirectory() || info.uid !== currentUid()) return undefined;
+    }
+    const reserve = lstatSync(join(root, '.reserve'));
+    if (!reserve.isFile() || reserve.nlink !== 1 || reserve.size < AUDIT_RESERVE_BYTES) return undefined;
+    return root;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Creates the audit tree of a workspace (`.audit/`, `.audit/executors/`,
  * `.audit/sandbox/`, and the space reserve) before any executor runs, so the
  * sandbox can mask it from the very first call. Every folder must be a real
@@ -93,6 +115,8 @@ async function checkAuditDir(path: string): Promise<void> {
  * const auditDir = await ensureAuditTree('/home/me/metnos');
  */
 export async function ensureAuditTree(workspace: string): Promise<string> {
+  const whole = wholeAuditTree(workspace);
+  if (whole) return whole;
   try {
     await mkdir(workspace, { recursive: true, mode: 0o700 });
   } catch (error) {

@@ -81,6 +81,8 @@ const pooled = host.tiers.full.available
 const POOLED = 'full tier, warm pool';
 if (pooled) variants.push({ name: POOLED, runner: pooled });
 
+// the pool starts an executor's processes once it has been called
+await pooled?.run({ executor, args: {}, context });
 const samples = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
 for (let round = 0; round < warmup + iterations; round++) {
   for (const variant of variants) {

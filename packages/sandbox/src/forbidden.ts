@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ProtectedPath } from '@metnos/executor-sdk';
-import { isWithin, resolveReal } from './resolve-path.ts';
+import { type ComponentCache, isWithin, resolveReal } from './resolve-path.ts';
 
 /**
  * Secrets under a home directory that no profile can grant. The list is in
@@ -119,7 +119,9 @@ export function forbiddenSet(settings: {
   calls?: { root: string; own: string };
 }): ForbiddenSet {
   const masks = new Set<string>();
-  const both = (path: string) => [path, resolveReal(path).real];
+  // the paths below share most of their folders: each is looked at once for this set
+  const seen: ComponentCache = new Map();
+  const both = (path: string) => [path, resolveReal(path, seen).real];
   for (const home of settings.homes) {
     for (const secret of HOME_SECRETS) for (const form of both(join(home, secret))) masks.add(form);
   }

@@ -11,6 +11,26 @@ export interface ResolvedPath {
 
 const MAX_SYMLINKS = 40;
 
+const MISSING = Symbol('missing');
+const NOT_A_LINK = Symbol('not a link');
+
+/**
+ * What {@link resolveReal} found at each absolute component path: a symlink's
+ * target, not a link, or missing. One cache serves the paths resolved together
+ * at one moment (a call's forbidden set), which share most of their folders;
+ * it is never kept across calls.
+ */
+export type ComponentCache = Map<string, string | typeof MISSING | typeof NOT_A_LINK>;
+
+function lookComponent(path: string): string | typeof MISSING | typeof NOT_A_LINK {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return NOT_A_LINK;
+    return readlinkSync(path);
+  } catch {
+    return MISSING;
+  }
+}
+
 /**
  * Resolves `path` like the kernel does: component by component, following
  * each symlink (including magic ones such as `/proc/self/root`) before the
@@ -20,7 +40,7 @@ const MAX_SYMLINKS = 40;
  * @example
  * resolveReal('/tmp/ws/link-to-ssh/id_rsa'); // { real: '/root/.ssh/id_rsa', exists: true }
  */
-export function resolveReal(path: string): ResolvedPath {
+export function resolveReal(path: string, seen?: ComponentCache): ResolvedPath {
   // split the path as written: normalising first would apply `..` lexically, before the symlinks it follows
   const pending = (path.startsWith('/') ? path : `/${path}`).split('/').filter(Boolean);
   let current = '/';
@@ -33,23 +53,15 @@ export function resolveReal(path: string): ResolvedPath {
       continue;
     }
     const next = posix.join(current, part);
-    let isLink: boolean;
-    try {
-      isLink = lstatSync(next).isSymbolicLink();
-    } catch {
-      return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
-    }
-    if (!isLink) {
+    const found = seen?.get(next) ?? lookComponent(next);
+    seen?.set(next, found);
+    if (found === MISSING) return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
+    if (found === NOT_A_LINK) {
       current = next;
       continue;
     }
     if (++hops > MAX_SYMLINKS) return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
-    let target: string;
-    try {
-      target = readlinkSync(next);
-    } catch {
-      return { real: posix.normalize(posix.join(next, ...pending)), exists: false };
-    }
+    const target = found;
     if (target.startsWith('/')) current = '/';
     pending.unshift(...target.split('/').filter(Boolean));
   }

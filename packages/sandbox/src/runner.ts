@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { type Dirent, lstatSync, readdirSync, rmSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { type Dirent, lstatSync, mkdirSync, readdirSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -186,6 +186,15 @@ interface WarmEntry extends PoolEntry {
   process: WarmProcess | undefined;
   /** Synchronous cleanup, for the host's exit. */
   discardNow(): void;
+}
+
+/** Removes a call's folder: at once when it is empty (the common case), else in the background pool. */
+async function removeFolder(dir: string): Promise<void> {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') await rm(dir, { recursive: true, force: true });
+  }
 }
 
 function identityOf(path: string): string {
@@ -446,10 +455,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     }
     // The workspace is resolved once, to its real path, and used in that form everywhere
     // (profile, arguments, binds, the executor's context); a missing one is created.
+    // (synchronous: a few syscalls before every call cost less than their thread hops)
     let workspace: string;
     try {
-      await mkdir(resolve(context.workspace), { recursive: true, mode: 0o700 });
-      workspace = await realpath(resolve(context.workspace));
+      mkdirSync(resolve(context.workspace), { recursive: true, mode: 0o700 });
+      workspace = realpathSync(resolve(context.workspace));
     } catch (error) {
       return refusal(
         'PolicyViolation',
@@ -473,10 +483,12 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     const helperProblem = helperRefusal();
     if (helperProblem) return refuseCall(request, 'IsolationUnavailable', helperProblem);
     try {
-      await mkdir(callsRoot, { mode: 0o700 }).catch((error) => {
+      try {
+        mkdirSync(callsRoot, { mode: 0o700 });
+      } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      });
-      const info = await lstat(callsRoot);
+      }
+      const info = lstatSync(callsRoot);
       if (!info.isDirectory() || info.uid !== (process.getuid?.() ?? 0) || (info.mode & 0o077) !== 0)
         throw new Error('it is not a private folder of this user');
     } catch (error) {
@@ -568,10 +580,10 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         // (rmdir waits for the kernel to finish reaping), so the caller does not wait for it
         if (launch.cgroup) void launch.cgroup.destroy();
         launch.callEnded.abort();
+        await launch.proxy?.close();
         await Promise.all([
-          launch.proxy?.close(),
-          launch.tmpCreated ? rm(tmpDir, { recursive: true, force: true }) : undefined,
-          launch.netDir ? rm(launch.netDir, { recursive: true, force: true }) : undefined,
+          launch.tmpCreated ? removeFolder(tmpDir) : undefined,
+          launch.netDir ? removeFolder(launch.netDir) : undefined,
         ]);
       },
     };
@@ -815,8 +827,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       policy: undefined,
       launch: undefined,
       process: undefined,
-      // set up once the entry exists (the setup refers to it)
-      ready: Promise.resolve()
+      // set up once the entry exists (the setup refers to it), after the caller's turn
+      ready: new Promise<void>((resolve) => setImmediate(resolve))
         .then(setUp)
         .catch(() => false)
         .then((ok) => {
@@ -885,8 +897,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       !child ||
       !found.policy ||
       JSON.stringify(policy.profile) !== JSON.stringify(found.policy.profile) ||
-      !identitiesHold(found) ||
-      helperRefusal()
+      !identitiesHold(found)
     ) {
       found.discard();
       return undefined;
@@ -931,7 +942,8 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     try {
       return (await runWarm(request, workspace, key)) ?? (await runCold(request, workspace));
     } finally {
-      // the next call's process starts once this one is done, so it does not slow this one down
+      // the next call's process: registered now (a call right after this one waits for it),
+      // set up once this one has returned, so it does not slow it down
       want();
     }
   }

@@ -193,7 +193,10 @@ export function createWarmPool<Entry extends PoolEntry>(
         return undefined;
       }
       remove(state, entry);
-      if (await entry.ready) {
+      // a waiting process does not keep the host alive; a call waiting for one must
+      const keepAlive = setInterval(() => undefined, 60_000);
+      const ready = await entry.ready.finally(() => clearInterval(keepAlive));
+      if (ready) {
         counts.hits++;
         return entry;
       }

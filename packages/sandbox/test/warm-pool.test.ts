@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -9,6 +10,7 @@ import {
   type ExecutorResult,
   type ExecutorRunner,
   type RunRequest,
+  serializePublicKey,
 } from '@metnos/executor-sdk';
 import { writeSignedExecutor } from '@metnos/executor-sdk/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -242,6 +244,32 @@ export default defineExecutor({ run(args, ctx) { return ok({ note: readFileSync(
     expect(runner.poolStats()).toMatchObject({ waiting: 0, starting: 0 });
     await sleep(200);
     expect(warmTrees(workspace)).toBe(0);
+  });
+
+  it('keeps the host alive while a call waits for a process still starting, and lets it exit after', async () => {
+    await lab.executor('host_alive', {}, runnerWith(undefined));
+    const keyFile = join(lab.root, 'lab.pub');
+    writeFileSync(keyFile, serializePublicKey(lab.key));
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--conditions=metnos-source',
+        '--disable-warning=ExperimentalWarning',
+        join(import.meta.dirname, '__fixtures__', 'pool-host.ts'),
+        join(lab.root, 'host_alive', 'host_alive'),
+        keyFile,
+        join(lab.root, 'ws-alive'),
+        join(lab.root, 'home'),
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const calls = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { ok: boolean; notes: string[] });
+    expect(calls.map((call) => call.ok)).toEqual([true, true]);
+    expect(calls[1]!.notes).toContain(WARM_NOTE);
   });
 
   it('starts cold when the pool is empty, and without a pool', async () => {

@@ -1,4 +1,5 @@
-import { open, stat, truncate } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { open, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { appendAuditLine } from '../audit.ts';
 import { ReceiptError } from '../errors.ts';
@@ -7,6 +8,8 @@ import type { SigningKey } from '../keys.ts';
 import {
   dayFileOf,
   ensureReceiptsDir,
+  type HeadView,
+  headIdentity,
   LOCK_FILE,
   listDayFiles,
   parseReceiptLine,
@@ -124,19 +127,29 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
   /** The tail from disk, or from memory when the newest file is as this process left it. */
   async function loadTail(): Promise<TailState> {
     if (cached?.file && (await listDayFiles(dir)).at(-1) === cached.file) {
-      const size = await stat(join(dir, cached.file)).then(
-        (info) => info.size,
-        () => -1,
-      );
+      const size = statSync(join(dir, cached.file), { throwIfNoEntry: false })?.size ?? -1;
       if (size === cached.size) return cached;
     }
     const view = await readTail(dir);
     return { last: lastOf(view), file: view.file, size: view.size };
   }
 
+  /** The head as this process last wrote or checked it, and the identity of its file then. */
+  let knownHead: { identity: string; view: HeadView } | undefined;
+
+  /** The head: read and its signature checked again only when its file is not the one known. */
+  async function currentHead(): Promise<HeadView> {
+    const identity = headIdentity(dir);
+    if (identity !== undefined && knownHead?.identity === identity) return knownHead.view;
+    const view = await readHead(dir, [key]);
+    // named before the read: a change in between makes the next look read it again
+    knownHead = identity !== undefined && view.state === 'ok' ? { identity, view } : undefined;
+    return view;
+  }
+
   /** Refuses to chain onto a tail the signed head says is not the end. */
   async function checkHead(tail: TailState): Promise<void> {
-    const head = await readHead(dir, [key]);
+    const head = await currentHead();
     if (head.state === 'absent') return;
     const path = join(dir, 'head.json');
     if (head.state === 'invalid')
@@ -172,9 +185,12 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
     const path = join(dir, file);
     try {
       await appendAuditLine(path, receiptLine(receipt));
-      await writeHead(dir, receipt, key);
+      const head = await writeHead(dir, receipt, key);
+      const identity = headIdentity(dir);
+      knownHead = identity === undefined ? undefined : { identity, view: { state: 'ok', head } };
     } catch (error) {
       cached = undefined;
+      knownHead = undefined;
       throw new ReceiptError({
         reason: 'write_failed',
         path,
@@ -182,7 +198,7 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
         cause: error,
       });
     }
-    cached = { last: receipt, file, size: (await stat(path)).size };
+    cached = { last: receipt, file, size: statSync(path).size };
     return receipt;
   }
 

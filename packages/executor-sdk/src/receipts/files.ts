@@ -1,10 +1,11 @@
-import { lstat, mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { sign as nodeSign, verify as nodeVerify } from 'node:crypto';
+import { lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
 import { ReceiptError } from '../errors.ts';
 import { type HlcTimestamp, hlcSchema } from '../hlc.ts';
-import type { PublicKey, SigningKey } from '../keys.ts';
+import { nodePublicKey, nodeSigningKey, type PublicKey, type SigningKey } from '../keys.ts';
 import { writeFileAtomic } from '../sign.ts';
 import { type Receipt, receiptLine, receiptSchema } from './format.ts';
 
@@ -33,7 +34,7 @@ export function receiptsDirOf(workspace: string): string {
 export async function listDayFiles(dir: string): Promise<string[]> {
   let entries: string[];
   try {
-    entries = await readdir(dir);
+    entries = readdirSync(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
@@ -43,15 +44,18 @@ export async function listDayFiles(dir: string): Promise<string[]> {
 
 /** Creates the folder (0700) and checks it is a real folder of this user, never a symlink. */
 export async function ensureReceiptsDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 }).catch((error) => {
+  // synchronous, as the lock: it runs before every receipt
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
     throw new ReceiptError({
       reason: 'unsafe_path',
       path: dir,
       message: `the receipts folder ${dir} cannot be created: ${(error as Error).message}`,
       cause: error,
     });
-  });
-  const info = await lstat(dir);
+  }
+  const info = lstatSync(dir);
   const uid = process.getuid?.() ?? 0;
   if (info.isSymbolicLink() || !info.isDirectory() || info.uid !== uid)
     throw new ReceiptError({
@@ -144,11 +148,22 @@ function headBytes(head: Omit<ReceiptHead, 'head_sig'>): Uint8Array {
   );
 }
 
-/** Writes the head for `receipt` (atomically: a temp file, then a rename). */
-export async function writeHead(dir: string, receipt: Receipt, key: SigningKey): Promise<void> {
+/** Writes the head for `receipt` (atomically: a temp file, then a rename) and returns it. */
+export async function writeHead(dir: string, receipt: Receipt, key: SigningKey): Promise<ReceiptHead> {
   const unsigned = { v: 1 as const, seq: receipt.seq, sig: receipt.sig, hlc: receipt.hlc, key_id: key.keyId };
-  const head_sig = Buffer.from(ed25519.sign(headBytes(unsigned), key.secretKey)).toString('base64');
+  const head_sig = nodeSign(null, headBytes(unsigned), nodeSigningKey(key)).toString('base64');
   await writeFileAtomic(join(dir, HEAD_FILE), `${JSON.stringify({ ...unsigned, head_sig })}\n`, 0o600);
+  return { ...unsigned, head_sig };
+}
+
+/**
+ * The head file's identity (device, inode, size, modification and change
+ * times in nanoseconds), or undefined when there is none: any write to it or
+ * replacement of it changes this, and the change time cannot be set back.
+ */
+export function headIdentity(dir: string): string | undefined {
+  const info = statSync(join(dir, HEAD_FILE), { bigint: true, throwIfNoEntry: false });
+  return info ? `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}` : undefined;
 }
 
 /** What the head file says: absent, unusable (unreadable or signed by no key given), or the head. */
@@ -180,9 +195,8 @@ export async function readHead(dir: string, keys: readonly PublicKey[]): Promise
   let valid = false;
   try {
     const { head_sig, ...unsigned } = head;
-    valid = ed25519.verify(Buffer.from(head_sig, 'base64'), headBytes(unsigned), key.publicKey, {
-      zip215: false,
-    });
+    // OpenSSL's Ed25519: RFC 8032 rules, no ZIP-215 leniency
+    valid = nodeVerify(null, headBytes(unsigned), nodePublicKey(key), Buffer.from(head_sig, 'base64'));
   } catch {
     valid = false;
   }

@@ -1,9 +1,8 @@
-import { verify as nodeVerify } from 'node:crypto';
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { z } from 'zod';
 import { loadBlake3 } from '../hash.ts';
 import { type HlcTimestamp, hlcSchema } from '../hlc.ts';
-import { nodePublicKey, type PublicKey, type SigningKey } from '../keys.ts';
+import { nodePublicKey, nodeSigningKey, type PublicKey, type SigningKey } from '../keys.ts';
 
 /** Domain-separation tag of a receipt's signed bytes; bumping it versions the format. */
 export const RECEIPT_TAG = 'metnos.receipt.v1';
@@ -93,7 +92,7 @@ export function receiptLine(receipt: Receipt): string {
 /** Signs an unsigned receipt with `key`. */
 export function signReceipt(receipt: Omit<Receipt, 'sig' | 'key_id'>, key: SigningKey): Receipt {
   const unsigned = { ...receipt, key_id: key.keyId };
-  const signature = ed25519.sign(receiptSignedBytes(unsigned), key.secretKey);
+  const signature = nodeSign(null, receiptSignedBytes(unsigned), nodeSigningKey(key));
   return { ...unsigned, sig: Buffer.from(signature).toString('base64') };
 }
 
