@@ -145,6 +145,9 @@ export interface SandboxRunner extends ExecutorRunner {
   close(): void;
 }
 
+/** How long after a call the next warm process of its key starts to be set up. */
+const SETUP_DELAY_MS = 25;
+
 /** The `args` of a warm process's policy check: it has no call yet, so no arguments to check. */
 const NO_ARGUMENTS = Symbol('no arguments yet');
 
@@ -787,6 +790,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
     const ended: Array<() => void> = [];
     let settled = false;
     let released = false;
+    let hurry: () => void = () => undefined;
     const release = () => {
       if (released) return;
       released = true;
@@ -827,8 +831,18 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       policy: undefined,
       launch: undefined,
       process: undefined,
-      // set up once the entry exists (the setup refers to it), after the caller's turn
-      ready: new Promise<void>((resolve) => setImmediate(resolve))
+      // set up once the entry exists (the setup refers to it), a moment after the caller's
+      // turn: starting a process blocks this thread for milliseconds (fork), which would land
+      // on the audit line and receipt of the call that just ended; a call that takes it first
+      // hurries it
+      ready: new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, SETUP_DELAY_MS);
+        timer.unref();
+        hurry = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      })
         .then(setUp)
         .catch(() => false)
         .then((ok) => {
@@ -837,6 +851,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
           entry.discard();
           return false;
         }),
+      hurry: () => hurry(),
       alive: () => !discarded && (warmProcess === undefined || warmProcess.alive()),
       waiting: () => !discarded && warmProcess !== undefined && warmProcess.waiting(),
       processes: () => launch?.cgroup?.processes() ?? 5,

@@ -35,6 +35,8 @@ export interface PoolEntry {
   waiting(): boolean;
   /** Processes its tree holds now (or an estimate). */
   processes(): number;
+  /** Starts setting it up now if it has not started yet (a call is waiting for it). */
+  hurry?(): void;
   /** Calls `listener` once if the process ends while it waits. */
   onEnded(listener: () => void): void;
   /** Kills it and removes what it holds (temp folder, proxy, cgroup). */
@@ -193,6 +195,7 @@ export function createWarmPool<Entry extends PoolEntry>(
         return undefined;
       }
       remove(state, entry);
+      entry.hurry?.();
       // a waiting process does not keep the host alive; a call waiting for one must
       const keepAlive = setInterval(() => undefined, 60_000);
       const ready = await entry.ready.finally(() => clearInterval(keepAlive));
