@@ -1,6 +1,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ManifestError } from './errors.ts';
+import { manifestShape } from './manifest-shape.ts';
 import { declaredProfileSchema } from './profile.ts';
 import { HOST_ONLY_ERROR_CLASSES } from './result.ts';
 
@@ -133,6 +134,9 @@ export function parseManifest(text: string, file: string): Manifest {
       cause: error,
     });
   }
+  // the common case, a valid manifest, without the schema's warm-up; the schema decides the rest
+  const checked = manifestShape(data);
+  if (checked) return checked;
   const result = manifestSchema.safeParse(data);
   if (!result.success) {
     const issue = result.error.issues[0]!;
