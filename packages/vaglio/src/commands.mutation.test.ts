@@ -323,3 +323,160 @@ describe('how arguments are read', () => {
     expect(line(nested(3))).toBe(RM);
   });
 });
+
+describe('each pattern belongs to its own program', () => {
+  it('does not read other programs as rm, chmod, find, dd, shred or tee', () => {
+    for (const command of [
+      'ls -R /',
+      'grep -r x /',
+      'cp -R / /tmp/x',
+      'echo / -delete',
+      'echo /etc -exec rm {} ;',
+      'cat of=/dev/sda',
+      'cat /dev/sda',
+      'ls -la /',
+      'echo rm -rf /',
+    ])
+      expect([command, line(command)]).toEqual([command, undefined]);
+  });
+
+  it('reads short flags only from single-dash words of letters', () => {
+    expect(line('rm -f -r /')).toBe(RM);
+    expect(line('rm -1r /')).toBeUndefined();
+    expect(line('rm x-r /')).toBeUndefined();
+    expect(line('rm --r /')).toBeUndefined();
+    expect(line('rm -r- /')).toBeUndefined();
+    expect(line('chmod -fR 700 /')).toBe(CHMOD);
+    expect(line('chmod -r 700 /')).toBeUndefined();
+  });
+
+  it('reads operands after -- and a lone - as targets, and options before -- as options', () => {
+    expect(line('rm -rf -- -x /')).toBe(RM);
+    expect(line('rm -rf - /')).toBe(RM);
+    expect(line('rm -rf -/')).toBeUndefined();
+    expect(line('rm -r -- --')).toBeUndefined();
+  });
+
+  it('skips assignments only when they are NAME=value', () => {
+    expect(line('A_1=x B=y rm -rf /')).toBe(RM);
+    expect(line('1A=x rm -rf /')).toBeUndefined();
+    expect(line('A-B=x rm -rf /')).toBeUndefined();
+    expect(line('xA=1 rm -rf /')).toBe(RM);
+  });
+
+  it('skips a timeout duration only after timeout', () => {
+    expect(line('timeout 5 rm -rf /')).toBe(RM);
+    expect(line('sudo 5 rm -rf /')).toBeUndefined();
+    expect(line('timeout x5 rm -rf /')).toBeUndefined();
+  });
+
+  it('reads the start folders of find up to the first option, ( or !', () => {
+    expect(line('find /tmp / -delete')).toBe(FIND);
+    expect(line('find /tmp ( / ) -delete')).toBeUndefined();
+    expect(line('find /tmp ! / -delete')).toBeUndefined();
+    expect(line('find /tmp -name / -delete')).toBeUndefined();
+    expect(line('find / -exec echo rm ;')).toBeUndefined();
+    expect(line('find / -execx rm ;')).toBeUndefined();
+    expect(line('find / -exec')).toBeUndefined();
+  });
+
+  it('reads a hidden target from substitutions only, or from the words around an rm with none', () => {
+    expect(line('rm -rf x$(echo /)')).toBe(RM);
+    expect(line('rm -rf x `echo /`')).toBe(RM);
+    expect(line('rm -rf build; ls /')).toBeUndefined();
+    expect(line('ls /; rm -rf')).toBe(RM);
+    expect(line('rm -rf $(ls) build')).toBeUndefined();
+    expect(line('rm -rf build $(echo /)')).toBe(RM);
+    expect(line('echo $(date); rm -rf ./x')).toBeUndefined();
+  });
+});
+
+describe('what a target covers', () => {
+  it('reads . and .. and empty segments, and wildcards that are only wildcards', () => {
+    expect(line('rm -rf /usr/./')).toBe(RM);
+    expect(line('rm -rf //usr')).toBe(RM);
+    expect(line('rm -rf /usr/lib/..')).toBe(RM);
+    expect(line('rm -rf /home/ada/*')).toBe(RM);
+    expect(line('rm -rf /home/ada/a*')).toBeUndefined();
+    expect(line('rm -rf /home/ada/metnos/.[!.]*')).toBe(RM);
+    expect(line('rm -rf /home/ada/metnos/?')).toBeUndefined();
+    expect(line('rm -rf /home/ada/metnos/*.tmp')).toBeUndefined();
+    expect(line('rm -rf /home/ada/metnos/..')).toBe(RM);
+    expect(line('rm -rf /home/ada/metnos/!')).toBeUndefined();
+  });
+
+  it('takes the home itself, whether or not the workspace is inside it', () => {
+    const apart = { home: '/home/ada', workspace: '/srv/ws' };
+    expect(destructiveCommand(inventory({ command: 'rm -rf /home/ada' }), apart)).toBe(RM);
+    expect(destructiveCommand(inventory({ command: 'rm -rf /srv' }), apart)).toBe(RM);
+    expect(destructiveCommand(inventory({ command: 'rm -rf /srv/other' }), apart)).toBeUndefined();
+  });
+});
+
+describe('devices and harmless devices', () => {
+  it('takes /dev/fd and /dev/pts numbers only', () => {
+    expect(line('echo x > /dev/fd/12')).toBeUndefined();
+    expect(line('echo x > /dev/fd/1x')).toBe(REDIRECT);
+    expect(line('echo x > /x/dev/fd/1')).toBeUndefined();
+    expect(line('echo x > /dev/pts/1/x')).toBe(REDIRECT);
+  });
+});
+
+describe('fork bombs and tree deletes, spelled loosely', () => {
+  it('allows any spacing the shell or the language allows', () => {
+    for (const text of [
+      'fork  while  fork',
+      'forkwhilefork',
+      'while ( 1 ) : fork ( )',
+      'while(True):os.fork()',
+      'while  true  {  fork(  )  }',
+      'function  b { b|b& }',
+      'b ( ) { b|b& }',
+      'b(  ){ b & b }',
+    ])
+      expect([text, looksLikeForkBomb(text)]).toEqual([text, true]);
+    for (const text of [
+      'forkXwhileXfork',
+      'while 2: fork()',
+      'f() { f && g | h }',
+      'f() { f }; g | g &',
+      'f(){ f f }|',
+    ])
+      expect([text, looksLikeForkBomb(text)]).toEqual([text, false]);
+  });
+
+  it('reads home expressions and literals with spaces, and only as the first argument', () => {
+    for (const code of [
+      "shutil.rmtree( os.path.expanduser( '~/' ) )",
+      'shutil.rmtree(Path.home(  ))',
+      'fs.rmSync( homedir( ) )',
+      'rimraf.sync("/")',
+      'fs.rm ("/etc")',
+    ])
+      expect([code, hit({ code })]).toEqual([code, CODE]);
+    for (const code of [
+      "shutil.rmtree(x, '/')",
+      "shutil.rmtree(path.join(os.homedir(), 'x'))",
+      "foo_rmtree('/')",
+      "fs.rm2('/')",
+      "shutil.rmtree('~x')",
+      'shutil.rmtree(Path.homes())',
+    ])
+      expect([code, hit({ code })]).toEqual([code, undefined]);
+  });
+});
+
+describe('nesting', () => {
+  it('reads command lines inside words to three levels, not four', () => {
+    const nested = (depth: number) => {
+      let text = 'rm -rf /';
+      for (let level = 0; level < depth; level++) text = `sh -c '${text.replaceAll("'", "'\\''")}'`;
+      return text;
+    };
+    expect(hit({ argv: ['sh', '-c', 'rm -rf /'] })).toBe(RM);
+    expect(hit({ argv: ['sh', '-c', 'a;rm -rf /'] })).toBe(RM);
+    expect(hit({ argv: ['sh', '-c', 'a|rm -rf /'] })).toBe(RM);
+    expect(hit({ argv: ['sh', '-c', 'a&rm -rf /'] })).toBe(RM);
+    expect(line(nested(2))).toBe(RM);
+  });
+});

@@ -199,34 +199,44 @@ function operands(args: string[]): string[] {
   return result;
 }
 
+/** The text around one command: every word of it, and whether it substitutes commands (`$(…)`, backticks). */
+interface Surroundings {
+  words: string[];
+  substituted: boolean;
+}
+
 /**
  * Whether a recursive `rm`/`chmod` hits a critical target: one of its
  * operands, or, when a target comes from elsewhere (`$(…)`, backticks,
  * `… | xargs rm -rf`), any word of the surrounding text, since any of them
  * may become the target. Those unseen targets do not count the workspace
- * itself, so `find . -name '*.o' | xargs rm -rf` stays ordinary.
+ * itself, so `find . -name '*.o' | xargs rm -rf` stays ordinary. The reader
+ * splits a substitution off as a command of its own, so `rm -rf build $(echo /)`
+ * counts as hidden through the text around it.
  */
-function hitsCriticalTarget(args: string[], siblings: string[], place: Place): boolean {
+function hitsCriticalTarget(args: string[], around: Surroundings, place: Place): boolean {
   const listed = operands(args);
   if (listed.some((target) => isCriticalTarget(target, place))) return true;
   const hidden =
-    listed.length === 0 || listed.some((target) => target.includes('$(') || target.includes('`'));
+    around.substituted ||
+    listed.length === 0 ||
+    listed.some((target) => target.includes('$(') || target.includes('`'));
   if (!hidden) return false;
   const inner = listed.flatMap((target) => parseShell(target, () => '').flatMap((command) => command.words));
-  return [...inner, ...siblings].some((target) => isCriticalTarget(target, place, false));
+  return [...inner, ...around.words].some((target) => isCriticalTarget(target, place, false));
 }
 
 function inspectCommand(
   command: SimpleCommand,
   place: Place,
-  siblings: string[],
+  around: Surroundings,
 ): DestructivePattern | undefined {
   for (const target of command.redirects) {
     const path = posix.resolve(place.workspace, target);
     if (path.startsWith('/dev/') && !isHarmlessDevice(path)) return 'output redirected to a device';
   }
   for (const program of programsOf(command.words)) {
-    const found = inspectProgram(program, place, siblings);
+    const found = inspectProgram(program, place, around);
     if (found) return found;
   }
   return undefined;
@@ -235,16 +245,16 @@ function inspectCommand(
 function inspectProgram(
   { name, args }: Program,
   place: Place,
-  siblings: string[],
+  around: Surroundings,
 ): DestructivePattern | undefined {
   const recursive = args.some((arg) => /[rR]/.test(shortFlags(arg)) || arg === '--recursive');
   if (name === 'rm') {
     if (args.includes('--no-preserve-root')) return 'rm --no-preserve-root';
-    if (recursive && hitsCriticalTarget(args, siblings, place)) return 'rm -r on /, ~ or a system folder';
+    if (recursive && hitsCriticalTarget(args, around, place)) return 'rm -r on /, ~ or a system folder';
   }
   if (['chmod', 'chown', 'chgrp'].includes(name)) {
     const chRecursive = args.some((arg) => shortFlags(arg).includes('R') || arg === '--recursive');
-    if (chRecursive && hitsCriticalTarget(args, siblings, place))
+    if (chRecursive && hitsCriticalTarget(args, around, place))
       return 'recursive chmod/chown on /, ~ or a system folder';
   }
   if (name === 'find') {
@@ -335,17 +345,18 @@ function inspectText(text: string, place: Place, depth: number): DestructivePatt
   if (looksLikeForkBomb(text)) return 'fork bomb';
   if (deletesTreeInCode(text, place)) return 'recursive delete of /, ~ or a system folder in code';
   const commands = parseShell(text, (name) => (name === 'HOME' ? place.home : ''));
-  return inspectCommands(commands, place, depth);
+  return inspectCommands(commands, place, depth, /\$\(|`/.test(text));
 }
 
 function inspectCommands(
   commands: SimpleCommand[],
   place: Place,
   depth: number,
+  substituted = false,
 ): DestructivePattern | undefined {
-  const siblings = commands.flatMap((command) => command.words);
+  const around = { words: commands.flatMap((command) => command.words), substituted };
   for (const command of commands) {
-    const found = inspectCommand(command, place, siblings);
+    const found = inspectCommand(command, place, around);
     if (found) return found;
     if (depth >= MAX_NESTING) continue;
     // `sh -c "…"`, `ssh host "…"`, `eval "…"`: a word that is itself a command line
