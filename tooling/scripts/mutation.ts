@@ -2,10 +2,12 @@
 // one package at a time (each package's stryker.config.mjs names its modules), then prints
 // one row per module and fails when any is below the threshold.
 //
-// Usage: pnpm test:mutation [--only <package>] [--report-only] [--full]
+// Usage: pnpm test:mutation [--only <package>] [--report-only] [--full] [--ci]
 //   --only vaglio   run (or report) one package
 //   --report-only   read the last reports without running Stryker
 //   --full          ignore the committed incremental baseline and test every mutant again
+//   --ci            only the packages with a committed baseline (reports/stryker-incremental.json),
+//                   so the run retests only what changed since it (what .ci/run does)
 // METNOS_MUTATION_CONCURRENCY sets Stryker's concurrency (default 1).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -97,11 +99,16 @@ function main(argv: string[]): number {
   const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined;
   const reportOnly = argv.includes('--report-only');
   const full = argv.includes('--full');
-  const packages = MUTATION_PACKAGES.filter((name) => only === undefined || name === only);
-  if (packages.length === 0) {
+  const ci = argv.includes('--ci');
+  if (only !== undefined && !(MUTATION_PACKAGES as readonly string[]).includes(only)) {
     console.error(`--only: no mutation config for "${only}" (one of ${MUTATION_PACKAGES.join(', ')})`);
     return 2;
   }
+  const packages = MUTATION_PACKAGES.filter((name) => only === undefined || name === only).filter((name) => {
+    if (!ci || existsSync(join(REPO, 'packages', name, 'reports', 'stryker-incremental.json'))) return true;
+    console.log(`── ${name}: no committed baseline yet, not checked`);
+    return false;
+  });
   const scores: ModuleScore[] = [];
   const failedRuns: string[] = [];
   for (const name of packages) {
