@@ -20,6 +20,8 @@ export interface ServerProcessConfig {
   fastUrl: string;
   wiseUrl: string;
   maxConcurrentTurns?: number;
+  /** The sandbox's warm pool, as `metnos serve` has it by default. */
+  pool: boolean;
 }
 
 export type ServerProcessMessage =
@@ -49,7 +51,7 @@ const stores = {
 };
 const engine = createEngine({
   catalog,
-  invoker: createInvoker({ catalog, runner: createSandboxRunner({ audit: false }) }),
+  invoker: createInvoker({ catalog, runner: createSandboxRunner({ audit: false, pool: config.pool }) }),
   reviewer: createVaglio({}),
   models: {
     fast: createOllamaModel({ model: 'scripted-intent', baseUrl: config.fastUrl, think: false }),

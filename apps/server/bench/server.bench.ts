@@ -7,6 +7,7 @@
 // (server-process.ts), so the RSS reported is the server's. Usage:
 //   pnpm bench:server [--clients 64] [--seconds 30] [--warmup-seconds 5] [--proposer-share 0.2]
 //                     [--model-delay-ms 800] [--intent-delay-ms 100] [--max-concurrent-turns N]
+//                     [--sandbox-pool on|off]   (the sandbox's warm pool, on by default as in metnos serve)
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     'model-delay-ms': { type: 'string', default: '800' },
     'intent-delay-ms': { type: 'string', default: '100' },
     'max-concurrent-turns': { type: 'string' },
+    'sandbox-pool': { type: 'string', default: 'on' },
   },
 });
 const clients = Number(values.clients);
@@ -144,6 +146,7 @@ const serverConfig: ServerProcessConfig = {
   fastUrl: fast.url,
   wiseUrl: wise.url,
   ...(maxConcurrentTurns === undefined ? {} : { maxConcurrentTurns }),
+  pool: values['sandbox-pool'] !== 'off',
 };
 const child: ChildProcess = fork(join(import.meta.dirname, 'server-process.ts'), {
   execArgv: [...process.execArgv, '--expose-gc'],
@@ -319,7 +322,7 @@ console.log(
   `server: startServer on ${url} (its own process), maxConcurrentTurns ${maxConcurrentTurns ?? '4 (the default)'}, learning engine over SQLite stores in a temp dir,`,
 );
 console.log(
-  '        the seed executors under the full-tier sandbox (one sandboxed process per step, ~100 ms each here)',
+  `        the seed executors under the full-tier sandbox (one sandboxed process per step), warm pool ${serverConfig.pool ? 'on' : 'off'}`,
 );
 console.log(
   `models: scripted Ollama servers on loopback, not models — the planner (wise tier) waits ${planDelayMs} ms per call, the intent`,

@@ -244,8 +244,8 @@ export function createInvoker(settings: InvokerSettings) {
       }
       // Fail closed: a call whose line or receipt cannot be written is not made.
       try {
-        await settings.audit?.check(started.toISOString());
-        await settings.receipts?.check();
+        // side by side: the two checks look at different files
+        await Promise.all([settings.audit?.check(started.toISOString()), settings.receipts?.check()]);
       } catch (error) {
         return failure('AuditUnavailable', `${name} was not run: ${(error as Error).message}`);
       }
