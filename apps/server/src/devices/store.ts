@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { openDatabase, type StoreMigrations } from '@metnos/autopath/stores';
+import { join } from 'node:path';
+import { openDatabase, packageMigrations, type StoreMigrations } from '@metnos/autopath/stores';
 import type { FileEntry, LaptopAudit, RemoteResult } from '@metnos/laptop-agent/protocol';
 import type Database from 'better-sqlite3';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { devices, pairings, remoteCalls } from './tables.ts';
 
-/** The device store's migrations, in `apps/server/drizzle/devices`, recorded in their own table. */
+/**
+ * The device store's migrations, in the package's `drizzle/devices` (found from the package root,
+ * so the same call works from `src/` and from the published `dist/`), recorded in their own table.
+ */
 export function deviceStoreMigrations(): StoreMigrations {
-  return {
-    folder: join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'drizzle', 'devices'),
-    table: '__drizzle_migrations_devices',
-  };
+  const root = packageMigrations(import.meta.url, '__drizzle_migrations_devices');
+  return { folder: join(root.folder, 'devices'), table: root.table };
 }
 
 /** A paired device as the server knows it. */
