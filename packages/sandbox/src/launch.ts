@@ -58,6 +58,49 @@ export interface LaunchPlan {
   watched: string[];
   /** For a warm plan: the signal the outer helper expects right before the call. */
   callSignal?: 'SIGUSR1';
+  /**
+   * {@link launchView} as the plan used it (standard and full): a warm process
+   * is handed a call only while the view a cold start would build now is the same.
+   */
+  view?: string;
+}
+
+/**
+ * What of a launch depends on the host's files at the moment it is planned:
+ * the secret folders (and the folder of every call's `$TMP`) inside a granted
+ * tree that get an empty mask, and whether each is a folder; and the profile
+ * paths that exist and are bound. A warm process was started with the view of
+ * its start; one whose view would differ now (a `.ssh` created in a granted
+ * home since) is not handed a call.
+ *
+ * @example
+ * JSON.stringify(launchView(profile, forbidden, tmpDir, true)) === plan.view;
+ */
+export function launchView(
+  profile: ResolvedProfile,
+  forbidden: ForbiddenSet,
+  tmpDir: string,
+  tmpGranted: boolean,
+): { masks: Array<{ path: string; folder: boolean }>; bound: string[] } {
+  // the call's own $TMP is bound once, after the masks
+  const bound = [...profile.read, ...profile.write].filter(
+    (path) => !(tmpGranted && path === tmpDir) && existsSync(path),
+  );
+  const roots = [...profile.read, ...profile.write];
+  const calls = forbidden.calls ? [forbidden.calls.root] : [];
+  const masks: Array<{ path: string; folder: boolean }> = [];
+  for (const mask of new Set([...forbidden.masks, ...calls])) {
+    if (!roots.some((root) => root !== mask && isWithin(mask, root))) continue;
+    let info: ReturnType<typeof statSync> | undefined;
+    try {
+      info = statSync(mask);
+    } catch {
+      info = undefined;
+    }
+    if (!info || realpathSync(mask) !== mask) continue;
+    masks.push({ path: mask, folder: info.isDirectory() });
+  }
+  return { masks, bound };
 }
 
 const libraryCache = new Map<string, string[]>();
@@ -198,10 +241,9 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     ...input.profile.read.map((path) => ({ path, writable: false })),
     ...input.profile.write.map((path) => ({ path, writable: true })),
   ];
+  const view = launchView(input.profile, input.forbidden, input.tmpDir, input.tmpGranted);
   for (const { path, writable } of profileBinds) {
-    // the call's own $TMP is bound once, after the masks (below)
-    if (input.tmpGranted && path === input.tmpDir) continue;
-    if (existsSync(path)) binds.push({ dest: path, source: path, writable, noexec: true });
+    if (view.bound.includes(path)) binds.push({ dest: path, source: path, writable, noexec: true });
   }
   if (input.proxySocket)
     binds.push({ dest: PROXY_SOCKET_INSIDE, source: input.proxySocket, writable: false });
@@ -216,23 +258,13 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
   });
   // secrets inside a granted tree (a home's .ssh, the workspace's .audit) are covered by empty read-only mounts
   // and so is the folder of every call's private $TMP, inside a granted shared temp folder
-  const roots = [...input.profile.read, ...input.profile.write];
-  const calls = input.forbidden.calls ? [input.forbidden.calls.root] : [];
   const remounts: string[] = [];
   const watched = binds
     .filter((bind) => bind.noexec || bind.dest === PROXY_SOCKET_INSIDE)
     .map((bind) => bind.source);
-  for (const mask of new Set([...input.forbidden.masks, ...calls])) {
-    if (!roots.some((root) => root !== mask && isWithin(mask, root))) continue;
-    let info: ReturnType<typeof statSync> | undefined;
-    try {
-      info = statSync(mask);
-    } catch {
-      info = undefined;
-    }
-    if (!info || realpathSync(mask) !== mask) continue;
+  for (const { path: mask, folder } of view.masks) {
     watched.push(mask);
-    if (info.isDirectory()) {
+    if (folder) {
       bwrap.push('--tmpfs', mask);
       remounts.push('--remount-ro', mask);
     } else bwrap.push('--ro-bind', '/dev/null', mask);
@@ -321,6 +353,7 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     layers,
     notes,
     watched,
+    view: JSON.stringify(view),
     ...(callSignal ? { callSignal } : {}),
   };
 }

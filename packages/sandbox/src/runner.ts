@@ -44,7 +44,7 @@ import { forbiddenSet } from './forbidden.ts';
 import { checkHelper } from './helper.ts';
 import { type HostReport, probeHost } from './host-probe.ts';
 import { createHostServiceDispatch, type HostServiceDispatch } from './host-services.ts';
-import { type LaunchPlan, planLaunch } from './launch.ts';
+import { type LaunchPlan, launchView, planLaunch } from './launch.ts';
 import {
   checkArguments,
   type PolicyViolation,
@@ -189,6 +189,11 @@ interface WarmEntry extends PoolEntry {
   process: WarmProcess | undefined;
   /** Synchronous cleanup, for the host's exit. */
   discardNow(): void;
+}
+
+/** Whether a profile lists the call's `$TMP` (then it is bound read-write, after the masks). */
+function grantsTmp(declared: RunRequest['executor']['manifest']['sandbox']): boolean {
+  return declared.fs.read.concat(declared.fs.write).some((entry) => /^\$TMP(\/|$)/.test(entry));
 }
 
 /** Removes a call's folder: at once when it is empty (the common case), else in the background pool. */
@@ -639,7 +644,7 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
         pids: limits.processes,
       });
     }
-    const tmpGranted = declared.fs.read.concat(declared.fs.write).some((entry) => /^\$TMP(\/|$)/.test(entry));
+    const tmpGranted = grantsTmp(declared);
     const writeBytes = declared.max_write_bytes ?? defaultWriteBytes;
     launch.plan = planLaunch({
       tier,
@@ -912,7 +917,11 @@ export function createSandboxRunner(settings: SandboxRunnerSettings = {}): Sandb
       !child ||
       !found.policy ||
       JSON.stringify(policy.profile) !== JSON.stringify(found.policy.profile) ||
-      !identitiesHold(found)
+      !identitiesHold(found) ||
+      // the masks and binds a cold start would make now (a .ssh created since in a granted home)
+      JSON.stringify(
+        launchView(policy.profile, policy.forbidden, found.tmpDir, grantsTmp(executor.manifest.sandbox)),
+      ) !== launch.plan.view
     ) {
       found.discard();
       return undefined;

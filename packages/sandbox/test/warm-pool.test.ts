@@ -207,6 +207,33 @@ export default defineExecutor({ run(args, ctx) { return ok({ note: readFileSync(
     expect(warm(after)).toBe(false);
   });
 
+  it('masks a secret folder that appeared in a granted tree after the waiting process was started', async () => {
+    const runner = runnerWith({ size: 1 });
+    const home = join(lab.root, 'home');
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 'notes.txt'), 'plain');
+    const harness = await lab.executor(
+      'read_home',
+      {
+        code: `import { defineExecutor, ok } from '@metnos/executor-sdk/define';
+import { readFileSync } from 'node:fs';
+const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return 'refused: ' + error.code; } };
+export default defineExecutor({ run(args, ctx) { return ok({ notes: attempt('${home}/notes.txt'), key: attempt('${home}/.ssh/id_ed25519') }); } });`,
+        profile: { read: ['$HOME'] },
+      },
+      runner,
+    );
+    const workspace = join(lab.root, 'ws-home');
+    expect(await harness.invoke({}, { workspace })).toMatchObject({ ok: true, content: { notes: 'plain' } });
+    await waitingCount(runner, 1);
+    // the waiting process's view of the home was built when it had no .ssh
+    mkdirSync(join(home, '.ssh'));
+    writeFileSync(join(home, '.ssh', 'id_ed25519'), 'CANARY-KEY');
+    const after = await harness.invoke({}, { workspace });
+    expect(after).toMatchObject({ ok: true, content: { notes: 'plain' } });
+    expect((after as { content: { key: string } }).content.key).toMatch(/^refused/);
+  });
+
   it('keeps within its budgets: processes in all and the memory the waiting ones may take', async () => {
     const byCount = runnerWith({ size: 1, max: 2 });
     const byMemory = runnerWith({ size: 1, max: 8, memoryMb: 200 });
