@@ -128,9 +128,11 @@ export function createInvoker(settings: InvokerSettings) {
       const message = `the ${what} could not be written: ${(error as Error)?.message ?? String(error)}`;
       report.result = { ...report.result, metadata: { ...report.result.metadata, [field]: message } };
     };
-    if (settings.audit) await appendLine(digest).catch((error) => note('audit_error', 'audit line', error));
-    if (settings.receipts)
-      await appendReceipt(digest).catch((error) => note('receipt_error', 'receipt', error));
+    // side by side: two files, each with its own lock and its own failure note
+    await Promise.all([
+      settings.audit && appendLine(digest).catch((error) => note('audit_error', 'audit line', error)),
+      settings.receipts && appendReceipt(digest).catch((error) => note('receipt_error', 'receipt', error)),
+    ]);
 
     async function appendReceipt(digest: (data: string) => string): Promise<void> {
       await settings.receipts!.append({

@@ -15,6 +15,7 @@ import {
   parseReceiptLine,
   readHead,
   readTail,
+  syncReceiptFiles,
   type TailView,
   writeHead,
 } from './files.ts';
@@ -50,6 +51,13 @@ export interface ReceiptChainSettings {
   now?: () => number;
   /** How long to wait for another process's lock (default 10 s). */
   lockTimeoutMs?: number;
+  /**
+   * When a receipt is forced to disk. `deferred` (the default): `append` resolves once the
+   * line and the head are written (they survive the process being killed at any moment) and
+   * one background `fsync` right after covers every receipt written meanwhile, so a power cut
+   * can lose only the last few. `each`: `append` resolves after its own `fsync`.
+   */
+  sync?: 'deferred' | 'each';
 }
 
 /** What {@link ReceiptChain.repair} did. */
@@ -96,6 +104,29 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
   const lockPath = join(dir, LOCK_FILE);
   let queue: Promise<unknown> = Promise.resolve();
   let cached: TailState | undefined;
+  const syncEach = settings.sync === 'each';
+  /** Day files written since the last background sync. */
+  const unsynced = new Set<string>();
+  let syncing: Promise<void> | undefined;
+
+  /** One background sync at a time; receipts written while it runs get the next one. */
+  function syncSoon(path: string): void {
+    unsynced.add(path);
+    if (syncing) return;
+    syncing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(async () => {
+        while (unsynced.size > 0) {
+          const files = [...unsynced];
+          unsynced.clear();
+          await syncReceiptFiles(dir, files);
+        }
+      })
+      // a failed fsync leaves the bytes where the next write or the OS puts them; the write itself succeeded
+      .catch(() => undefined)
+      .finally(() => {
+        syncing = undefined;
+      });
+  }
 
   /** Runs `work` after every earlier call of this chain, under the folder's lock. */
   function serialised<T>(work: () => Promise<T>): Promise<T> {
@@ -185,7 +216,9 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
     const path = join(dir, file);
     try {
       await appendAuditLine(path, receiptLine(receipt));
-      const head = await writeHead(dir, receipt, key);
+      if (syncEach) await syncReceiptFiles(dir, [path]);
+      const head = await writeHead(dir, receipt, key, { flush: syncEach });
+      if (!syncEach) syncSoon(path);
       const identity = headIdentity(dir);
       knownHead = identity === undefined ? undefined : { identity, view: { state: 'ok', head } };
     } catch (error) {
@@ -306,9 +339,10 @@ export function createReceiptChain(settings: ReceiptChainSettings) {
       });
     },
 
-    /** Resolves when every receipt queued so far is written (or has failed). */
-    drain(): Promise<void> {
-      return queue.then(() => undefined);
+    /** Resolves when every receipt queued so far is written (or has failed) and forced to disk. */
+    async drain(): Promise<void> {
+      await queue.then(() => undefined);
+      while (syncing) await syncing;
     },
   };
 }

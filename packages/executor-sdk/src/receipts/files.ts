@@ -1,6 +1,6 @@
 import { sign as nodeSign, verify as nodeVerify } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { constants, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { open, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ReceiptError } from '../errors.ts';
@@ -148,12 +148,46 @@ function headBytes(head: Omit<ReceiptHead, 'head_sig'>): Uint8Array {
   );
 }
 
-/** Writes the head for `receipt` (atomically: a temp file, then a rename) and returns it. */
-export async function writeHead(dir: string, receipt: Receipt, key: SigningKey): Promise<ReceiptHead> {
+let headTemps = 0;
+
+/**
+ * Writes the head for `receipt` (atomically: a temp file, then a rename) and returns it.
+ * With `flush: false` the bytes reach the page cache only (they survive the process being
+ * killed, not a power cut) and the caller makes them durable later ({@link syncReceiptFiles}).
+ */
+export async function writeHead(
+  dir: string,
+  receipt: Receipt,
+  key: SigningKey,
+  { flush = true }: { flush?: boolean } = {},
+): Promise<ReceiptHead> {
   const unsigned = { v: 1 as const, seq: receipt.seq, sig: receipt.sig, hlc: receipt.hlc, key_id: key.keyId };
   const head_sig = nodeSign(null, headBytes(unsigned), nodeSigningKey(key)).toString('base64');
-  await writeFileAtomic(join(dir, HEAD_FILE), `${JSON.stringify({ ...unsigned, head_sig })}\n`, 0o600);
+  const text = `${JSON.stringify({ ...unsigned, head_sig })}\n`;
+  const path = join(dir, HEAD_FILE);
+  if (flush) await writeFileAtomic(path, text, 0o600);
+  else {
+    const temp = `${path}.${process.pid}.${Date.now()}.${headTemps++}.tmp`;
+    await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
+    await rename(temp, path);
+  }
   return { ...unsigned, head_sig };
+}
+
+/**
+ * Forces the named day files, then the head and the folder itself (the head's rename) to
+ * disk, in that order: after a power cut the head never names a receipt the files lost.
+ */
+export async function syncReceiptFiles(dir: string, dayFiles: Iterable<string>): Promise<void> {
+  for (const path of [...dayFiles, join(dir, HEAD_FILE), dir]) {
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    if (!handle) continue;
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
 }
 
 /**
