@@ -11,6 +11,7 @@ import { profileHashSync } from './profile.ts';
 import { hasOnlyKeys, isPlainObject } from './shape.ts';
 import {
   claimedStatement,
+  DEFAULT_SIGNATURE_BACKEND,
   type SignatureBackend,
   type SignatureFile,
   type SignatureStatement,
@@ -19,6 +20,7 @@ import {
   verifySignedBytesAsync,
 } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
+import { createVerifyWorker, type ReadArtefact, VERIFY_WORKER_MIN, type VerifyWorker } from './verify-worker.ts';
 
 /** An executor version that passed every check, ready to invoke. */
 export interface VerifiedExecutor {
@@ -64,12 +66,17 @@ interface Artefact {
   stamp: string;
 }
 
+/** The artefacts every version folder has under fixed names, which a helper thread may read ahead. */
+const PREREAD = [ARTEFACTS.manifest, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature];
+
 /**
  * Reads one artefact synchronously and takes its identity from the same open
  * file (fstat), so the stamp always describes the bytes that were verified.
  * Small files read this way cost far less than the promise API's thread hops.
  */
-function readArtefact(dir: string, file: string): Artefact {
+function readArtefact(dir: string, file: string, preread?: Map<string, ReadArtefact>): Artefact {
+  const ahead = preread?.get(file);
+  if (ahead) return ahead;
   let fd: number | undefined;
   try {
     fd = openSync(join(dir, file), 'r');
@@ -364,9 +371,11 @@ function confirmRemembered(
 function prepare(
   dir: string,
   settings: VerifySettings,
+  /** Artefacts a helper thread already read (see {@link createVerifyWorker}). */
+  preread?: Map<string, ReadArtefact>,
 ): { prepared: Prepared } | { verified: VerifiedExecutor } {
   const cache = settings.verificationCache;
-  const manifestArtefact = readArtefact(dir, ARTEFACTS.manifest);
+  const manifestArtefact = readArtefact(dir, ARTEFACTS.manifest, preread);
   const manifestBytes = manifestArtefact.bytes;
   const manifestDigest = blake3DigestSync(manifestBytes);
   // Unauthenticated until confirmed: it only names the code file to read, and a wrong
@@ -385,9 +394,9 @@ function prepare(
       : manifestFromToml(manifestBytes, dir);
   const codeFileName = manifest.executor.entry;
   const code = readArtefact(dir, codeFileName);
-  const schemaFile = readArtefact(dir, ARTEFACTS.schema);
-  const lockFile = readArtefact(dir, ARTEFACTS.profileLock);
-  const signatureArtefact = readArtefact(dir, ARTEFACTS.signature);
+  const schemaFile = readArtefact(dir, ARTEFACTS.schema, preread);
+  const lockFile = readArtefact(dir, ARTEFACTS.profileLock, preread);
+  const signatureArtefact = readArtefact(dir, ARTEFACTS.signature, preread);
   const stamps = [manifestArtefact, code, schemaFile, lockFile, signatureArtefact]
     .map((artefact) => artefact.stamp)
     .join('|');
@@ -418,7 +427,7 @@ function prepare(
         settings.trustedKeys,
       );
     // Not confirmed: check everything from the files, as for a version never seen.
-    return verified ? { verified } : prepare(dir, { ...settings, verificationCache: undefined });
+    return verified ? { verified } : prepare(dir, { ...settings, verificationCache: undefined }, preread);
   }
   const changed = (key: keyof typeof digests) => {
     if (!signatureFile) return false;
@@ -539,9 +548,15 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
 }
 
 /** Checks the signature of a prepared version, then everything after it. */
-async function complete(prepared: Prepared, settings: VerifySettings): Promise<VerifiedExecutor> {
+async function complete(
+  prepared: Prepared,
+  settings: VerifySettings,
+  worker?: VerifyWorker,
+): Promise<VerifiedExecutor> {
   const { statementBytes: statement, signature, key } = prepared;
-  const valid = await verifySignedBytesAsync(statement, signature, key, settings.backend);
+  const valid = worker
+    ? await worker.check(statement, signature, key)
+    : await verifySignedBytesAsync(statement, signature, key, settings.backend);
   const executor = finish(prepared, valid);
   settings.verificationCache?.remember(executor.digests.manifest, JSON.stringify(executor.manifest), {
     statement,
@@ -584,14 +599,36 @@ export async function verifyExecutors(
   dirs: readonly string[],
   settings: VerifySettings,
 ): Promise<VerifyOutcome[]> {
-  await prepareBlake3();
-  const pending = dirs.map(async (dir): Promise<VerifyOutcome> => {
-    try {
-      const step = prepare(dir, settings);
-      return { dir, executor: 'verified' in step ? step.verified : await complete(step.prepared, settings) };
-    } catch (error) {
-      return { dir, error };
+  // Started first: it reads the fixed artefacts of the folders ahead of this thread and
+  // checks the signatures this thread hands it, each on another core.
+  const worker =
+    dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node'
+      ? createVerifyWorker(dirs, PREREAD)
+      : undefined;
+  try {
+    await prepareBlake3();
+    const pending: Promise<VerifyOutcome>[] = [];
+    // One folder at a time, in order: the helper stays ahead and this thread takes what it read.
+    for (let index = 0; index < dirs.length; index++) {
+      const dir = dirs[index]!;
+      const ahead = worker?.artefacts(index);
+      const preread = ahead && (await ahead);
+      pending.push(
+        (async (): Promise<VerifyOutcome> => {
+          try {
+            const step = prepare(dir, settings, preread);
+            return {
+              dir,
+              executor: 'verified' in step ? step.verified : await complete(step.prepared, settings, worker),
+            };
+          } catch (error) {
+            return { dir, error };
+          }
+        })(),
+      );
     }
-  });
-  return Promise.all(pending);
+    return await Promise.all(pending);
+  } finally {
+    void worker?.close();
+  }
 }

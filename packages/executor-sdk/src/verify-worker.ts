@@ -1,0 +1,291 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { PublicKey } from './keys.ts';
+import { verifySignedBytesAsync } from './signature.ts';
+
+/**
+ * The helper thread's whole program (node: built-ins only, so it is running within a few
+ * milliseconds). Two jobs:
+ *
+ * - Read ahead. It walks the version folders in order and reads the fixed artefacts of
+ *   each folder it claims, taking each file's identity from the same open file (fstat), as
+ *   the calling thread's `readArtefact` does. A folder is claimed with a compare-and-swap
+ *   on a shared array, so the calling thread and this one never read the same folder: the
+ *   calling thread reads the folders it reaches first itself.
+ * - Check signatures. Each batch is checked with OpenSSL's Ed25519 (RFC 8032 rules, the
+ *   `node` backend) and answered with one byte per signature: 1 valid, 0 not.
+ *
+ * Anything it cannot read it reports as `failed`; the calling thread then reads that file
+ * itself, so every error a user sees comes from one place.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { closeSync, fstatSync, openSync, readSync } = require('node:fs');
+const { createPublicKey, verify } = require('node:crypto');
+const { join } = require('node:path');
+
+const keys = new Map();
+function keyOf(raw) {
+  const x = Buffer.from(raw).toString('base64url');
+  let key = keys.get(x);
+  if (!key) {
+    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    keys.set(x, key);
+  }
+  return key;
+}
+parentPort.on('message', ({ first, items }) => {
+  const valid = new Uint8Array(items.length);
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    try {
+      valid[index] = verify(null, item.bytes, keyOf(item.key), item.signature) ? 1 : 0;
+    } catch {
+      valid[index] = 0;
+    }
+  }
+  parentPort.postMessage({ kind: 'signatures', first, valid });
+});
+
+function read(path, transfer) {
+  let fd;
+  try {
+    fd = openSync(path, 'r');
+    const info = fstatSync(fd, { bigint: true });
+    if (!info.isFile()) return { failed: true };
+    const size = Number(info.size);
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    while (offset < size) {
+      const count = readSync(fd, bytes, offset, size - offset, offset);
+      if (count === 0) break;
+      offset += count;
+    }
+    transfer.push(bytes.buffer);
+    return {
+      bytes: offset === size ? bytes : bytes.subarray(0, offset),
+      stamp: info.dev + ':' + info.ino + ':' + info.size + ':' + info.mtimeNs + ':' + info.ctimeNs,
+    };
+  } catch {
+    return { failed: true };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+const { dirs, files, claims } = workerData;
+const claimed = new Int32Array(claims);
+let batch = [];
+let transfer = [];
+for (let index = 0; index < dirs.length; index++) {
+  if (Atomics.compareExchange(claimed, index, 0, 2) !== 0) continue;
+  batch.push({ index, artefacts: files.map((file) => read(join(dirs[index], file), transfer)) });
+  if (batch.length === 8) {
+    parentPort.postMessage({ kind: 'artefacts', batch }, transfer);
+    batch = [];
+    transfer = [];
+  }
+}
+parentPort.postMessage({ kind: 'artefacts', batch, done: true }, transfer);
+`;
+
+/** How many signatures go in one message: small enough that the helper starts on them early. */
+const BATCH = 16;
+
+/** Below this many folders a helper thread costs more than it saves. */
+export const VERIFY_WORKER_MIN = 64;
+
+/** One artefact as the helper read it: its bytes and the identity of the file they came from. */
+export interface ReadArtefact {
+  bytes: Buffer;
+  stamp: string;
+}
+
+interface PendingCheck {
+  bytes: Uint8Array;
+  signature: Uint8Array;
+  key: PublicKey;
+  resolve: (valid: boolean) => void;
+}
+
+/** The helper thread of one {@link verifyExecutors} run; see {@link createVerifyWorker}. */
+export interface VerifyWorker {
+  /**
+   * The fixed artefacts of folder `index` (file name → artefact) when the helper read them,
+   * or undefined when the calling thread is to read them itself. An artefact the helper
+   * could not read is left out, so the caller reads it and reports the error.
+   */
+  artefacts(index: number): Promise<Map<string, ReadArtefact> | undefined> | undefined;
+  /** Resolves to whether `signature` over `bytes` verifies with `key`. Never rejects. */
+  check(bytes: Uint8Array, signature: Uint8Array, key: PublicKey): Promise<boolean>;
+  /** Stops the helper once every check asked so far has its answer. */
+  close(): Promise<void>;
+}
+
+/** A claim in the shared array: nobody yet, the calling thread, the helper. */
+const FREE = 0;
+const MINE = 1;
+const HELPER = 2;
+
+/**
+ * Starts a helper thread for verifying `dirs`: it reads the fixed artefacts `files` of the
+ * folders ahead of the calling thread and checks signatures, each on a core of its own,
+ * while the calling thread parses and hashes. On a machine with few cores this beats
+ * libuv's pool (four threads, one job each, all competing with the calling thread for
+ * the same cores). Returns undefined where there is only one core.
+ *
+ * Fails closed: when the helper cannot start or stops early, whatever it did not deliver
+ * is read or checked on the calling thread; a signature is never taken as valid without a
+ * check, and bytes are only ever the ones read from the file with their own identity.
+ *
+ * @example
+ * const worker = createVerifyWorker(dirs, ['manifest.toml', 'manifest.sig']);
+ * const artefacts = await worker?.artefacts(0); // undefined: read them here
+ * await worker?.close();
+ */
+export function createVerifyWorker(
+  dirs: readonly string[],
+  files: readonly string[],
+): VerifyWorker | undefined {
+  if (availableParallelism() < 2) return undefined;
+  const claims = new Int32Array(new SharedArrayBuffer(4 * dirs.length));
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { dirs, files, claims: claims.buffer } });
+  } catch {
+    return undefined;
+  }
+  const delivered = new Map<number, Map<string, ReadArtefact>>();
+  /** Folders whose artefacts were handed out (or promised) once. */
+  const taken = new Set<number>();
+  const waiting = new Map<number, (artefacts: Map<string, ReadArtefact> | undefined) => void>();
+  const sent = new Map<number, PendingCheck[]>();
+  let batch: PendingCheck[] = [];
+  let next = 0;
+  let flushQueued = false;
+  let readingDone = false;
+  let broken = false;
+  let idle: (() => void) | undefined;
+
+  /** Takes over whatever the helper owed: unread folders are read here, unchecked signatures checked here. */
+  function fallBack(): void {
+    if (broken) return;
+    broken = true;
+    readingDone = true;
+    for (const resolve of waiting.values()) resolve(undefined);
+    waiting.clear();
+    const left = [...sent.values()].flat().concat(batch);
+    sent.clear();
+    batch = [];
+    for (const item of left)
+      void verifySignedBytesAsync(item.bytes, item.signature, item.key, 'node').then(item.resolve);
+    idle?.();
+  }
+
+  function flush(): void {
+    flushQueued = false;
+    if (batch.length === 0 || broken) return;
+    const items = batch;
+    batch = [];
+    const first = next;
+    next += items.length;
+    sent.set(first, items);
+    worker.ref();
+    try {
+      worker.postMessage({
+        first,
+        items: items.map(({ bytes, signature, key }) => ({ bytes, signature, key: key.publicKey })),
+      });
+    } catch {
+      fallBack();
+    }
+  }
+
+  function settled(): void {
+    if (sent.size === 0 && batch.length === 0 && readingDone) {
+      worker.unref();
+      idle?.();
+    }
+  }
+
+  type Message =
+    | { kind: 'signatures'; first: number; valid: Uint8Array }
+    | {
+        kind: 'artefacts';
+        done?: boolean;
+        batch: { index: number; artefacts: ({ bytes: Uint8Array; stamp: string } | { failed: true })[] }[];
+      };
+  worker.on('message', (message: Message) => {
+    if (message.kind === 'signatures') {
+      const items = sent.get(message.first);
+      if (!items || message.valid.length !== items.length) return fallBack();
+      sent.delete(message.first);
+      for (let index = 0; index < items.length; index++) items[index]!.resolve(message.valid[index] === 1);
+    } else {
+      for (const { index, artefacts } of message.batch) {
+        const read = new Map<string, ReadArtefact>();
+        artefacts.forEach((artefact, position) => {
+          if ('bytes' in artefact)
+            read.set(files[position]!, {
+              bytes: Buffer.from(artefact.bytes.buffer, artefact.bytes.byteOffset, artefact.bytes.byteLength),
+              stamp: artefact.stamp,
+            });
+        });
+        const resolve = waiting.get(index);
+        if (resolve) {
+          waiting.delete(index);
+          resolve(read);
+        } else delivered.set(index, read);
+      }
+      if (message.done) {
+        readingDone = true;
+        // claimed by neither (cannot happen once the helper walked them all): read here
+        for (const resolve of waiting.values()) resolve(undefined);
+        waiting.clear();
+      }
+    }
+    settled();
+  });
+  worker.on('error', fallBack);
+  worker.on('exit', fallBack);
+
+  return {
+    artefacts(index) {
+      if (broken) return undefined;
+      // FREE: now this thread's to read; MINE: it already was
+      if (Atomics.compareExchange(claims, index, FREE, MINE) !== HELPER) return undefined;
+      const ready = delivered.get(index);
+      if (ready) {
+        delivered.delete(index);
+        taken.add(index);
+        return Promise.resolve(ready);
+      }
+      // handed out before, or (the helper stopped) never coming: read here
+      if (readingDone || taken.has(index)) return undefined;
+      taken.add(index);
+      return new Promise((resolve) => waiting.set(index, resolve));
+    },
+    check(bytes, signature, key) {
+      return new Promise<boolean>((resolve) => {
+        if (broken) {
+          void verifySignedBytesAsync(bytes, signature, key, 'node').then(resolve);
+          return;
+        }
+        batch.push({ bytes, signature, key, resolve });
+        if (batch.length >= BATCH) flush();
+        else if (!flushQueued) {
+          flushQueued = true;
+          queueMicrotask(flush);
+        }
+      });
+    },
+    async close() {
+      if (!broken && (sent.size > 0 || batch.length > 0))
+        await new Promise<void>((resolve) => {
+          idle = resolve;
+        });
+      broken = true;
+      await worker.terminate();
+    },
+  };
+}
