@@ -20,7 +20,12 @@ import {
   verifySignedBytesAsync,
 } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
-import { createVerifyWorker, type ReadArtefact, VERIFY_WORKER_MIN, type VerifyWorker } from './verify-worker.ts';
+import {
+  createVerifyWorker,
+  type ReadArtefact,
+  VERIFY_WORKER_MIN,
+  type VerifyWorker,
+} from './verify-worker.ts';
 
 /** An executor version that passed every check, ready to invoke. */
 export interface VerifiedExecutor {
