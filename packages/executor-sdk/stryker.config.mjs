@@ -7,6 +7,7 @@ export default metnosStrykerConfig({
   mutate: [
     'src/signature.ts',
     'src/verify.ts',
+    'src/verify-worker.ts',
     'src/catalog.ts:240-528',
     'src/catalog.ts:682-723',
     'src/profile.ts',

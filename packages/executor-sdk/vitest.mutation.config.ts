@@ -9,6 +9,7 @@ export default metnosVitestConfig({
   include: [
     'src/signature.test.ts',
     'src/verify.test.ts',
+    'src/verify-worker.test.ts',
     'src/catalog.test.ts',
     'src/lifecycle.test.ts',
     'src/verification-cache.test.ts',

@@ -1,17 +1,20 @@
 // One catalog load in a process of its own, as a server or the CLI pays it at
 // start: nothing compiled yet, the state (and signature cache) as the previous
 // process left it. Prints the load time in milliseconds as JSON.
-// Usage: node --conditions=metnos-source catalog-process.ts <root> <stateDir> <public key file> <cache|nocache> <secret file> <expected count>
-import { createCatalog, openVerificationCache, readPublicKey } from '../src/index.ts';
-
-const [root, stateDir, keyFile, mode, secretFile, expected] = process.argv.slice(2) as [
+// Usage: node [--conditions=metnos-source] catalog-process.ts <root> <stateDir> <public key file> <cache|nocache> <secret file> <expected count> [<entry module>]
+const [root, stateDir, keyFile, mode, secretFile, expected, entry] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
   string,
   string,
+  string | undefined,
 ];
+// the built package (dist/index.js) or the source; imported before the clock starts
+const { createCatalog, openVerificationCache, readPublicKey } = (await import(
+  entry ?? '../src/index.ts'
+)) as typeof import('../src/index.ts');
 const trustedKeys = [await readPublicKey(keyFile)];
 const start = performance.now();
 const verificationCache =

@@ -5,6 +5,7 @@
 // re-verification done before every invocation. Usage:
 //   pnpm bench:catalog [--sizes 100,1000] [--runs 7]
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,10 +96,26 @@ const BACKENDS: SignatureBackend[] = [
   console.log('');
 }
 
+/**
+ * What a fresh process loads: the built package (`dist/`, what `metnos` and every project
+ * that installs @metnos/executor-sdk run) or the TypeScript source, stripped by Node as it
+ * loads (what this repository's tests run).
+ */
+type Build = 'dist' | 'source';
+const DIST_ENTRY = join(import.meta.dirname, '..', 'dist', 'index.js');
+if (!existsSync(DIST_ENTRY))
+  throw new Error(`${DIST_ENTRY} is missing: run pnpm --filter @metnos/executor-sdk build`);
+
 /** One load in a fresh process; returns its load time. */
-async function loadInProcess(root: string, stateDir: string, cache: boolean, size: number): Promise<number> {
+async function loadInProcess(
+  root: string,
+  stateDir: string,
+  cache: boolean,
+  size: number,
+  build: Build = 'dist',
+): Promise<number> {
   const { stdout } = await run(process.execPath, [
-    '--conditions=metnos-source',
+    ...(build === 'source' ? ['--conditions=metnos-source'] : []),
     '--disable-warning=ExperimentalWarning',
     join(import.meta.dirname, 'catalog-process.ts'),
     root,
@@ -107,6 +124,7 @@ async function loadInProcess(root: string, stateDir: string, cache: boolean, siz
     cache ? 'cache' : 'nocache',
     secretFile,
     String(size),
+    build === 'dist' ? DIST_ENTRY : '../src/index.ts',
   ]);
   return (JSON.parse(stdout) as { ms: number }).ms;
 }
@@ -149,12 +167,19 @@ for (const size of sizes) {
       .join(', ')}`,
   );
   const firstProcess: number[] = [];
+  const firstSource: number[] = [];
   for (let index = 0; index < runs; index++) {
-    const stateDir = await mkdtemp(join(work, 'state-'));
-    firstProcess.push(await loadInProcess(root, stateDir, false, size));
-    await rm(stateDir, { recursive: true, force: true });
+    // the two builds take turns, so neither profits from a quieter moment
+    for (const build of ['dist', 'source'] as const) {
+      const stateDir = await mkdtemp(join(work, 'state-'));
+      (build === 'dist' ? firstProcess : firstSource).push(
+        await loadInProcess(root, stateDir, false, size, build),
+      );
+      await rm(stateDir, { recursive: true, force: true });
+    }
   }
-  console.log(line('in a fresh process each time', firstProcess, size));
+  console.log(line('in a fresh process each time (built, dist/)', firstProcess, size));
+  console.log(line('in a fresh process each time (TS source)', firstSource, size));
 
   // Restart: the ledger, lifecycle and signature cache the previous start wrote.
   // Every artefact is still read, hashed and compared; cached signatures skip Ed25519 only.
@@ -188,7 +213,7 @@ for (const size of sizes) {
     ' restart (state and signature cache from the previous start; every artefact re-read and re-hashed)',
   );
   console.log(line('in this process', restart, size));
-  console.log(line('in a fresh process each time', restartProcess, size));
+  console.log(line('in a fresh process each time (built, dist/)', restartProcess, size));
 
   // Re-verification before each invocation.
   const catalog = createCatalog({ root, trustedKeys: [key], stateDir });

@@ -585,4 +585,15 @@ describe('verifying with a verification cache', () => {
       expect([entry, verified.codeFile]).toEqual([entry, join(dir, 'main.ts')]);
     }
   });
+
+  it('checks in full when a remembered manifest names a code file the folder does not have', async () => {
+    const { dir, key, full } = await remembered('gone');
+    const { cache } = vouchingCache({
+      ...full.manifest,
+      executor: { ...full.manifest.executor, entry: 'gone.ts' },
+    });
+    const verified = await verifyExecutor(dir, { trustedKeys: [key], verificationCache: cache });
+    expect(verified.codeFile).toBe(join(dir, 'main.ts'));
+    expect(verified.digests).toEqual(full.digests);
+  });
 });

@@ -261,6 +261,7 @@ export function parseSignatureFile(text: string): SignatureFile {
     throw new VerificationError({
       reason: 'signature_malformed',
       artefact: ARTEFACTS.signature,
+      // Stryker disable next-line OptionalChaining: a failed safeParse always has a first issue
       message: `${ARTEFACTS.signature}: field "${issue?.path.join('.')}" ${issue?.message}`,
     });
   }
@@ -361,6 +362,7 @@ function confirmRemembered(
       signature: signatureFile.signature,
       stamps: files.stamps,
     };
+    // Stryker disable next-line BlockStatement: an empty catch returns undefined all the same
   } catch {
     return undefined;
   }
@@ -389,6 +391,7 @@ function prepare(
   let remembered: Manifest | undefined;
   try {
     remembered = rememberedJson === undefined ? undefined : (JSON.parse(rememberedJson) as Manifest);
+    // Stryker disable next-line BlockStatement: when JSON.parse throws, remembered is still undefined
   } catch {
     remembered = undefined;
   }
@@ -398,7 +401,14 @@ function prepare(
       ? remembered!
       : manifestFromToml(manifestBytes, dir);
   const codeFileName = manifest.executor.entry;
-  const code = readArtefact(dir, codeFileName);
+  let code: Artefact;
+  try {
+    code = readArtefact(dir, codeFileName);
+  } catch (error) {
+    // a remembered manifest is unconfirmed: the file it names may not be the signed one
+    if (manifest === remembered) return prepare(dir, { ...settings, verificationCache: undefined }, preread);
+    throw error;
+  }
   const schemaFile = readArtefact(dir, ARTEFACTS.schema, preread);
   const lockFile = readArtefact(dir, ARTEFACTS.profileLock, preread);
   const signatureArtefact = readArtefact(dir, ARTEFACTS.signature, preread);
