@@ -1,7 +1,7 @@
 import { cp, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
+import { editFile, forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { createCatalog } from './catalog.ts';
 import { LifecycleError, VerificationError } from './errors.ts';
 import { createInvoker } from './invoke.ts';
@@ -25,10 +25,6 @@ async function world() {
   return { root, key, write, open };
 }
 
-async function edit(path: string, change: (text: string) => string) {
-  await writeFile(path, change(await readFile(path, 'utf8')));
-}
-
 async function listing(dir: string) {
   return (await readdir(dir)).sort();
 }
@@ -50,7 +46,7 @@ describe('loading a catalog', () => {
         reason: 'digest_mismatch',
         artefact: 'main.ts',
         message: /main\.ts .*modified after signing/,
-        breakIt: (dir) => edit(join(dir, 'main.ts'), (text) => `${text}// more\n`),
+        breakIt: (dir) => editFile(join(dir, 'main.ts'), (text) => `${text}// more\n`),
       },
       {
         name: 'summary_edited',
@@ -58,14 +54,14 @@ describe('loading a catalog', () => {
         artefact: 'manifest.toml',
         message: /manifest\.toml .*modified/,
         breakIt: (dir) =>
-          edit(join(dir, 'manifest.toml'), (text) => text.replace('Test executor', 'Best executor')),
+          editFile(join(dir, 'manifest.toml'), (text) => text.replace('Test executor', 'Best executor')),
       },
       {
         name: 'schema_edited',
         reason: 'digest_mismatch',
         artefact: 'schema.json',
         message: /schema\.json .*modified/,
-        breakIt: (dir) => edit(join(dir, 'schema.json'), (text) => text.replace('"object"', '"array"')),
+        breakIt: (dir) => editFile(join(dir, 'schema.json'), (text) => text.replace('"object"', '"array"')),
       },
       {
         name: 'lock_edited',
@@ -101,21 +97,23 @@ describe('loading a catalog', () => {
         artefact: 'manifest.toml',
         message: /without re-signing/,
         breakIt: (dir) =>
-          edit(join(dir, 'manifest.toml'), (text) => text.replace('write = []', 'write = ["$HOME"]')),
+          editFile(join(dir, 'manifest.toml'), (text) => text.replace('write = []', 'write = ["$HOME"]')),
       },
       {
         name: 'toml_syntax',
         reason: 'manifest_invalid',
         artefact: 'manifest.toml',
         message: /manifest\.toml: field "\(syntax, line \d+\)": expected valid TOML/,
-        breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace('[contract]', '[contract')),
+        breakIt: (dir) =>
+          editFile(join(dir, 'manifest.toml'), (text) => text.replace('[contract]', '[contract')),
       },
       {
         name: 'field_missing',
         reason: 'manifest_invalid',
         artefact: 'manifest.toml',
         message: /manifest\.toml: field "executor\.summary": expected a value of type string/,
-        breakIt: (dir) => edit(join(dir, 'manifest.toml'), (text) => text.replace(/^summary = .*\n/m, '')),
+        breakIt: (dir) =>
+          editFile(join(dir, 'manifest.toml'), (text) => text.replace(/^summary = .*\n/m, '')),
       },
       {
         name: 'wrong_type',
@@ -123,7 +121,7 @@ describe('loading a catalog', () => {
         artefact: 'manifest.toml',
         message: /field "sandbox\.max_memory_mb": expected a value of type number/,
         breakIt: (dir) =>
-          edit(join(dir, 'manifest.toml'), (text) =>
+          editFile(join(dir, 'manifest.toml'), (text) =>
             text.replace('max_memory_mb = 128', 'max_memory_mb = "lots"'),
           ),
       },
@@ -133,7 +131,7 @@ describe('loading a catalog', () => {
         artefact: 'manifest.toml',
         message: /field "contract": expected no unknown keys \(found retries\)/,
         breakIt: (dir) =>
-          edit(join(dir, 'manifest.toml'), (text) =>
+          editFile(join(dir, 'manifest.toml'), (text) =>
             text.replace('idempotent = true', 'idempotent = true\nretries = 3'),
           ),
       },
@@ -143,7 +141,7 @@ describe('loading a catalog', () => {
         artefact: 'manifest.toml',
         message: /field "executor\.version": expected a semantic version such as "1\.0\.0"/,
         breakIt: (dir) =>
-          edit(join(dir, 'manifest.toml'), (text) => text.replace('version = "1.0.0"', 'version = "v1"')),
+          editFile(join(dir, 'manifest.toml'), (text) => text.replace('version = "1.0.0"', 'version = "v1"')),
       },
       {
         name: 'bad_schema',
@@ -250,7 +248,7 @@ describe('loading a catalog', () => {
     const { root, write, open } = await world();
     await write('good');
     const bad = await write('bad');
-    await edit(join(bad, 'main.ts'), (text) => `${text}\n`);
+    await editFile(join(bad, 'main.ts'), (text) => `${text}\n`);
     await open().load();
     const lifecycle = JSON.parse(await readFile(join(root, '.state', 'lifecycle.json'), 'utf8'));
     expect(lifecycle.executors['good@1.0.0']).toMatchObject({ state: 'active' });
@@ -334,8 +332,8 @@ describe('loading a catalog', () => {
     lifecycle.transition('merged@1.0.0', 'fused', 'merged into steady');
     await lifecycle.save();
 
-    await edit(join(aged, 'main.ts'), (text) => `${text}// tampered\n`);
-    await edit(join(merged, 'main.ts'), (text) => `${text}// tampered\n`);
+    await editFile(join(aged, 'main.ts'), (text) => `${text}// tampered\n`);
+    await editFile(join(merged, 'main.ts'), (text) => `${text}// tampered\n`);
     const next = open();
     const report = await next.load();
     expect(report.loaded.map((executor) => executor.name)).toEqual(['steady']);
@@ -574,7 +572,9 @@ describe('re-verification before a call', () => {
     const catalog = open();
     await catalog.load();
     const executor = catalog.get('changed')!;
-    await edit(join(dir, 'main.ts'), (text) => text.replace('echo: args', 'echo: args, leaked: process.env'));
+    await editFile(join(dir, 'main.ts'), (text) =>
+      text.replace('echo: args', 'echo: args, leaked: process.env'),
+    );
 
     const error = await catalog.reverify(executor).catch((caught: unknown) => caught);
     expect(VerificationError.isInstance(error)).toBe(true);
@@ -612,7 +612,7 @@ describe('re-verification before a call', () => {
     const catalog = open();
     await catalog.load();
     const executors = names.map((name) => catalog.get(name)!);
-    for (const name of names) await edit(join(root, name, 'main.ts'), (text) => `${text}// ${name}\n`);
+    for (const name of names) await editFile(join(root, name, 'main.ts'), (text) => `${text}// ${name}\n`);
     const errors = await Promise.all(
       executors.map((executor) => catalog.reverify(executor).catch((error: unknown) => error)),
     );
@@ -679,7 +679,7 @@ describe('archive and rehabilitation', () => {
     const catalog = open();
     await catalog.load();
     await catalog.archive('spoiled');
-    await edit(
+    await editFile(
       join(root, '.archive', 'spoiled', '1.0.0', 'main.ts'),
       (text) => `${text}// spoiled in the archive\n`,
     );
@@ -698,7 +698,7 @@ describe('archive and rehabilitation', () => {
   it('archives a quarantined version too, and refuses what it does not know', async () => {
     const { root, write, open } = await world();
     const dir = await write('doomed');
-    await edit(join(dir, 'main.ts'), (text) => `${text}\n`);
+    await editFile(join(dir, 'main.ts'), (text) => `${text}\n`);
     const catalog = open();
     await catalog.load();
     expect(await catalog.archive('doomed')).toEqual(['doomed@1.0.0']);

@@ -57,6 +57,8 @@ describe('the declared profile', () => {
       '*.example.com',
       'api.example.com:8443',
       'a-b.example.co.uk',
+      'x.example.com',
+      'api.x.com',
       '$CREDENTIAL:mail',
       '$CREDENTIAL:my_mail',
     ]) {
@@ -79,6 +81,37 @@ describe('the declared profile', () => {
     ]) {
       expect(parse({ network: { mode: 'allowlist', domains: [domain] } }).success).toBe(false);
     }
+  });
+
+  it('fills the defaults inside a section given empty', () => {
+    expect(declaredProfileSchema.parse({ ...minimal, fs: {}, exec: {}, network: {} })).toMatchObject({
+      fs: { read: [], write: [] },
+      exec: { mode: 'none', binaries: [] },
+      network: { mode: 'none', domains: [] },
+    });
+    expect(declaredProfileSchema.parse({ ...minimal, fs: { read: ['/a'] } }).fs).toEqual({
+      read: ['/a'],
+      write: [],
+    });
+    expect(declaredProfileSchema.parse({ ...minimal, fs: { write: ['/a'] } }).fs).toEqual({
+      read: [],
+      write: ['/a'],
+    });
+  });
+
+  it('says what it expected of a refused entry', () => {
+    const messages = (extra: Record<string, unknown>) =>
+      parse(extra).error?.issues.map((issue) => issue.message);
+    expect(messages({ profile: '' })).toEqual(['a profile name']);
+    expect(messages({ fs: { read: ['relative'] } })).toEqual([
+      'an absolute path or one starting with $WORKSPACE, $HOME or $TMP',
+    ]);
+    expect(messages({ exec: { mode: 'allowlist', binaries: ['/usr/bin/git'] } })).toEqual([
+      'a bare binary name',
+    ]);
+    expect(messages({ network: { mode: 'allowlist', domains: ['API.example.com'] } })).toEqual([
+      'a lowercase domain name such as "api.example.com", optionally "*.example.com" or with ":port", or "$CREDENTIAL:<handle>"',
+    ]);
   });
 
   it('bounds every limit and refuses unknown keys and modes', () => {

@@ -101,6 +101,7 @@ export function canonicalProfile(profile: DeclaredProfile): string {
   const canonical = {
     exec: { binaries: sortedUnique(profile.exec.binaries), mode: profile.exec.mode },
     fs: {
+      // Stryker disable next-line ConditionalExpression: JSON.stringify leaves out a key whose value is undefined
       ...(profile.fs.hardlinks !== undefined ? { hardlinks: profile.fs.hardlinks } : {}),
       read: sortedUnique(profile.fs.read),
       write: sortedUnique(profile.fs.write),
@@ -108,6 +109,7 @@ export function canonicalProfile(profile: DeclaredProfile): string {
     max_duration_ms: profile.max_duration_ms,
     max_memory_mb: profile.max_memory_mb,
     max_output_bytes: profile.max_output_bytes,
+    // Stryker disable next-line ConditionalExpression: JSON.stringify leaves out a key whose value is undefined
     ...(profile.max_write_bytes !== undefined ? { max_write_bytes: profile.max_write_bytes } : {}),
     min_tier: profile.min_tier,
     network: { domains: sortedUnique(profile.network.domains), mode: profile.network.mode },

@@ -40,6 +40,11 @@ export function useTempDirs(prefix = 'metnos-sdk-test-') {
   };
 }
 
+/** Rewrites a text file through `change`, as a person editing it by hand would. */
+export async function editFile(path: string, change: (text: string) => string): Promise<void> {
+  await writeFile(path, change(await readFile(path, 'utf8')));
+}
+
 /** XORs one byte of a file with `mask`; returns a function that restores the original bytes. */
 export async function flipByte(path: string, index: number, mask = 0x01): Promise<() => Promise<void>> {
   const original = await readFile(path);
