@@ -517,6 +517,21 @@ describe('rehabilitate', () => {
     expect((await open().load()).quarantined).toEqual([]);
   });
 
+  it('a refusal by a catalog that has not loaded yet keeps every other executor in the ledger (their rollback protection)', async () => {
+    const { writeAs, write, open, state } = await world();
+    await writeAs('other', { version: '3.0.0', versioned: true });
+    const dir = await write('2.0.0');
+    const first = open();
+    const { loaded } = await first.load();
+    const executor = loaded.find((candidate) => candidate.name === 'tool')!;
+    await appendFile(join(dir, 'main.ts'), '// changed\n');
+    // another process's catalog, asked to check the changed version before it ever loaded
+    await expect(open().reverify(executor)).rejects.toThrow('modified after signing');
+    const ledger = await state('ledger.json');
+    expect(ledger.executors.other.highest).toBe('3.0.0');
+    expect(ledger.executors.tool.highest).toBe('2.0.0');
+  });
+
   it('records a version brought back from the archive as rehabilitated', async () => {
     const { writeAs, open, state } = await world();
     await writeAs('solo');

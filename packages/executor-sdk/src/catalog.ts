@@ -255,6 +255,15 @@ export function createCatalog(settings: CatalogSettings) {
   let quarantined: QuarantineEntry[] = [];
   let lifecycle: LifecycleStore | undefined;
   let ledger: Ledger = { version: 1, executors: {} };
+  /** Whether `ledger` holds the file's content yet: a write before that would replace it with nothing. */
+  let ledgerRead = false;
+
+  /** Reads the ledger once, for the calls that may write it before any load. */
+  async function ensureLedger(): Promise<void> {
+    if (ledgerRead) return;
+    ledger = await readLedger();
+    ledgerRead = true;
+  }
 
   const id = (name: string, version: string) => `${name}@${version}`;
 
@@ -438,6 +447,7 @@ export function createCatalog(settings: CatalogSettings) {
      */
     async load(): Promise<{ loaded: VerifiedExecutor[]; quarantined: QuarantineEntry[] }> {
       ledger = await readLedger();
+      ledgerRead = true;
       const previous = structuredClone(ledger);
       const life = await store();
       const nextExecutors = new Map<string, Map<string, VerifiedExecutor>>();
@@ -613,6 +623,7 @@ export function createCatalog(settings: CatalogSettings) {
      * verification, and a failure quarantines the version and throws.
      */
     async reverify(executor: VerifiedExecutor): Promise<VerifiedExecutor> {
+      await ensureLedger();
       const stamps = await artefactStamps(executor.dir, executor.manifest.executor.entry);
       if (stamps === executor.stamps) return executor;
       try {
@@ -645,6 +656,7 @@ export function createCatalog(settings: CatalogSettings) {
 
     /** Moves a version (default: every version) to `.archive/`; it is no longer loaded. */
     async archive(name: string, version?: string, reason = 'archived by hand'): Promise<string[]> {
+      await ensureLedger();
       const life = await store();
       const versions = version ? [version] : [...(executors.get(name)?.keys() ?? [])];
       const fromQuarantine = quarantined.filter(
@@ -688,6 +700,7 @@ export function createCatalog(settings: CatalogSettings) {
 
     /** Moves an archived version back and verifies it; a failure leaves it quarantined. */
     async rehabilitate(name: string, version: string): Promise<VerifiedExecutor> {
+      await ensureLedger();
       const life = await store();
       const key = id(name, version);
       const record: LifecycleRecord | undefined = life.get(key);
@@ -731,6 +744,7 @@ export function createCatalog(settings: CatalogSettings) {
 
     /** Makes `version` the default, writing `CURRENT`; the deliberate way to move back. */
     async promote(name: string, version: string): Promise<void> {
+      await ensureLedger();
       const executor = executors.get(name)?.get(version);
       if (!executor) throw new LifecycleError(`${id(name, version)} is not a loaded version`);
       const parent = join(executor.dir, '..');
