@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { belowThreshold, formatTable, type MutationReport, moduleScores } from './mutation.ts';
+import { belowThreshold, formatTable, type MutationReport, moduleScores, regressions } from './mutation.ts';
 
 function mutants(counts: Record<string, number>): Array<{ status: string }> {
   return Object.entries(counts).flatMap(([status, count]) =>
@@ -32,5 +32,47 @@ describe('mutation scores', () => {
     expect(table[2]).toContain('| vaglio/src/call-hash.ts |  80.0% |');
     expect(table[2]?.endsWith('| ✗ |')).toBe(true);
     expect(table[4]?.endsWith('|   |')).toBe(true);
+  });
+});
+
+describe('regressions against the committed baseline', () => {
+  const at = (line: number, status: string, replacement = 'true') => ({
+    status,
+    mutatorName: 'ConditionalExpression',
+    replacement,
+    location: { start: { line, column: 5 }, end: { line, column: 9 } },
+  });
+  const baseline: MutationReport = {
+    files: {
+      'src/call-hash.ts': { source: 'v1', mutants: [at(3, 'Killed'), at(4, 'Timeout'), at(5, 'Survived')] },
+      'src/guard.ts': { source: 'g1', mutants: [at(7, 'Killed')] },
+    },
+  };
+
+  it('names every mutant the baseline caught that now survives or is no longer covered', () => {
+    const now: MutationReport = {
+      files: {
+        'src/call-hash.ts': {
+          source: 'v1',
+          mutants: [at(3, 'Survived'), at(4, 'NoCoverage'), at(5, 'Survived')],
+        },
+        'src/guard.ts': { source: 'g1', mutants: [at(7, 'Killed')] },
+      },
+    };
+    expect(regressions('vaglio', baseline, now)).toEqual([
+      'vaglio/src/call-hash.ts:3:5 ConditionalExpression',
+      'vaglio/src/call-hash.ts:4:5 ConditionalExpression',
+    ]);
+  });
+
+  it('leaves out mutants of changed code and other replacements: those are new mutants, judged by the score', () => {
+    const now: MutationReport = {
+      files: {
+        'src/call-hash.ts': { source: 'v2', mutants: [at(3, 'Survived')] },
+        'src/guard.ts': { source: 'g1', mutants: [at(7, 'Survived', 'false')] },
+        'src/new.ts': { source: 'n1', mutants: [at(1, 'Survived')] },
+      },
+    };
+    expect(regressions('vaglio', baseline, now)).toEqual([]);
   });
 });

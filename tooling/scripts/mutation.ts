@@ -7,6 +7,7 @@
 //   --report-only   read the last reports without running Stryker
 //   --full          ignore the committed incremental baseline and test every mutant again
 //   --ci            only the packages with a committed baseline (reports/stryker-incremental.json),
+//                   and also fail when a mutant that baseline killed now survives,
 //                   so the run retests only what changed since it (what .ci/run does)
 // METNOS_MUTATION_CONCURRENCY sets Stryker's concurrency (default 1).
 import { spawnSync } from 'node:child_process';
@@ -32,11 +33,45 @@ export interface ModuleScore {
 
 interface MutantReport {
   status: string;
+  mutatorName?: string;
+  replacement?: string;
+  location?: { start: { line: number; column: number }; end: { line: number; column: number } };
 }
 
 /** The part of Stryker's JSON report (mutation-testing-report-schema) read here. */
 export interface MutationReport {
-  files: Record<string, { mutants: MutantReport[] }>;
+  files: Record<string, { source?: string; mutants: MutantReport[] }>;
+}
+
+const CAUGHT = new Set(['Killed', 'Timeout']);
+const MISSED = new Set(['Survived', 'NoCoverage']);
+
+/**
+ * The mutants `before` caught (killed or timed out) that `after` lets through (survived or
+ * not covered), as `<package>/<file>:<line>:<column> <mutator>`. A mutant is the same one
+ * when its file's source, place, mutator and replacement are: a change to the code makes
+ * new mutants, which the score judges instead.
+ *
+ * @example
+ * regressions('vaglio', baseline, report); // ['vaglio/src/call-hash.ts:41:9 ConditionalExpression']
+ */
+export function regressions(name: string, before: MutationReport, after: MutationReport): string[] {
+  const keyOf = (source: string | undefined, mutant: MutantReport) =>
+    JSON.stringify([source, mutant.location, mutant.mutatorName, mutant.replacement]);
+  const lost: string[] = [];
+  for (const [file, { source, mutants }] of Object.entries(after.files)) {
+    const earlier = before.files[file];
+    if (!earlier || earlier.source !== source) continue;
+    const caught = new Set(
+      earlier.mutants.filter((mutant) => CAUGHT.has(mutant.status)).map((mutant) => keyOf(source, mutant)),
+    );
+    for (const mutant of mutants) {
+      if (!MISSED.has(mutant.status) || !caught.has(keyOf(source, mutant))) continue;
+      const start = mutant.location?.start;
+      lost.push(`${name}/${file}:${start?.line}:${start?.column} ${mutant.mutatorName}`);
+    }
+  }
+  return lost;
 }
 
 /**
@@ -111,8 +146,14 @@ function main(argv: string[]): number {
   });
   const scores: ModuleScore[] = [];
   const failedRuns: string[] = [];
+  const lost: string[] = [];
   for (const name of packages) {
     const dir = join(REPO, 'packages', name);
+    const baselinePath = join(dir, 'reports', 'stryker-incremental.json');
+    const committed =
+      ci && existsSync(baselinePath)
+        ? (JSON.parse(readFileSync(baselinePath, 'utf8')) as MutationReport)
+        : undefined;
     if (!reportOnly) {
       const started = performance.now();
       console.log(`\n── stryker: ${name}`);
@@ -132,16 +173,25 @@ function main(argv: string[]): number {
       failedRuns.push(name);
       continue;
     }
-    scores.push(...moduleScores(name, JSON.parse(readFileSync(reportPath, 'utf8')) as MutationReport));
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as MutationReport;
+    scores.push(...moduleScores(name, report));
+    // --ci: a test that stopped catching a mutant it caught is a weakening, whatever the score
+    if (committed && !reportOnly) lost.push(...regressions(name, committed, report));
   }
   console.log(`\n${formatTable(scores, MUTATION_THRESHOLD)}`);
   const below = belowThreshold(scores, MUTATION_THRESHOLD);
   for (const row of below)
     console.error(`✗ ${row.module}: ${row.score.toFixed(1)}% < ${MUTATION_THRESHOLD}%`);
   for (const name of failedRuns) console.error(`✗ ${name}: Stryker did not finish or wrote no report`);
+  if (lost.length > 0) {
+    console.error(
+      `✗ ${lost.length} mutant(s) the committed baseline killed now survive (a test was weakened):`,
+    );
+    for (const mutant of lost) console.error(`    ${mutant}`);
+  }
   if (below.length === 0 && failedRuns.length === 0)
     console.log(`every module at or above ${MUTATION_THRESHOLD}%`);
-  return below.length > 0 || failedRuns.length > 0 ? 1 : 0;
+  return below.length > 0 || failedRuns.length > 0 || lost.length > 0 ? 1 : 0;
 }
 
 if (import.meta.main) process.exitCode = main(process.argv.slice(2));
