@@ -66,25 +66,31 @@ describe('verifying a whole catalog with the helper thread', () => {
   });
 });
 
+/** A statement signed with `key`, its signature, and the same bytes with one bit changed. */
+async function signed(key: SigningKey) {
+  const { sign } = await import('node:crypto');
+  const { nodeSigningKey } = await import('./keys.ts');
+  const bytes = statementBytes({
+    keyId: key.keyId,
+    name: 'a',
+    version: '1.0.0',
+    manifest: 'm',
+    code: 'c',
+    schema: 's',
+    profileLock: 'p',
+  });
+  const signature = new Uint8Array(sign(null, bytes, nodeSigningKey(key)));
+  const other = Uint8Array.from(bytes);
+  other[other.length - 2] = other.at(-2)! ^ 1;
+  return { bytes, signature, other };
+}
+
 describe('createVerifyWorker', () => {
   it('answers a signature check with the check itself: valid for the signed bytes, invalid for any other', async () => {
     const key = await generateSigningKey();
     const worker = createVerifyWorker([], []);
     expect(worker).toBeDefined();
-    const { sign } = await import('node:crypto');
-    const { nodeSigningKey } = await import('./keys.ts');
-    const bytes = statementBytes({
-      keyId: key.keyId,
-      name: 'a',
-      version: '1.0.0',
-      manifest: 'm',
-      code: 'c',
-      schema: 's',
-      profileLock: 'p',
-    });
-    const signature = new Uint8Array(sign(null, bytes, nodeSigningKey(key)));
-    const other = Uint8Array.from(bytes);
-    other[other.length - 2] = other.at(-2)! ^ 1;
+    const { bytes, signature, other } = await signed(key);
     const answers = await Promise.all([
       worker!.check(bytes, signature, key),
       worker!.check(other, signature, key),
@@ -127,5 +133,119 @@ describe('createVerifyWorker', () => {
     // asked again, a folder is never handed out a second time
     expect(dirs.map((_, index) => worker.artefacts(index))).toEqual(dirs.map(() => undefined));
     await worker.close();
+  });
+
+  it('reads the folders it claims and checks every signature it is given, and says so', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const worker = createVerifyWorker(dirs, ['manifest.sig'])!;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const read = await Promise.all(dirs.map((_, index) => worker.artefacts(index)));
+    expect(read.every((artefacts) => artefacts?.has('manifest.sig'))).toBe(true);
+    const { bytes, signature, other } = await signed(key);
+    // more than one message's worth, and a few after
+    const answers = await Promise.all(
+      Array.from({ length: 37 }, (_, index) => worker.check(index % 2 ? other : bytes, signature, key)),
+    );
+    expect(answers).toEqual(Array.from({ length: 37 }, (_, index) => index % 2 === 0));
+    expect(worker.stats()).toEqual({ read: dirs.length, checked: 37, checkedHere: 0, failed: false });
+    await worker.close();
+    expect(worker.stats().failed).toBe(false);
+  });
+
+  it('close waits for the checks already asked, then every later one is made here', async () => {
+    const key = await generateSigningKey();
+    const worker = createVerifyWorker([], [])!;
+    const { bytes, signature, other } = await signed(key);
+    const asked = [worker.check(bytes, signature, key), worker.check(other, signature, key)];
+    await worker.close();
+    expect(await Promise.all(asked)).toEqual([true, false]);
+    expect(worker.stats()).toMatchObject({ checked: 2, checkedHere: 0 });
+    expect(await worker.check(other, signature, key)).toBe(false);
+    expect(worker.stats()).toMatchObject({ checkedHere: 1, failed: false });
+    expect(worker.artefacts(0)).toBeUndefined();
+  });
+
+  it('is not started on one core', () => {
+    expect(createVerifyWorker([], [], { cores: 1 })).toBeUndefined();
+    expect(createVerifyWorker([], [], { cores: 2 })).toBeDefined();
+  });
+
+  describe('fails closed', () => {
+    /** A helper program for a misbehaving helper: `body` runs with parentPort and workerData. */
+    const program = (body: string) =>
+      `const { parentPort, workerData } = require('node:worker_threads');\n${body}`;
+
+    it('a helper that dies at once: every folder is read here and every signature checked here', async () => {
+      const key = await generateSigningKey();
+      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program('process.exit(3);') })!;
+      const { bytes, signature, other } = await signed(key);
+      const answers = await Promise.all([
+        worker.check(bytes, signature, key),
+        worker.check(other, signature, key),
+      ]);
+      expect(answers).toEqual([true, false]);
+      expect(await Promise.all(dirs.map((_, index) => worker.artefacts(index)))).toEqual(
+        dirs.map(() => undefined),
+      );
+      expect(worker.stats()).toMatchObject({ read: 0, checked: 0, checkedHere: 2, failed: true });
+      await worker.close();
+    });
+
+    it('a helper that dies while folders are promised to it: they are read here', async () => {
+      const key = await generateSigningKey();
+      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+      // claims every folder, delivers none, then stops
+      const body =
+        'const claims = new Int32Array(workerData.claims);' +
+        'for (let i = 0; i < workerData.dirs.length; i++) Atomics.store(claims, i, 2);' +
+        'setTimeout(() => process.exit(1), 300);';
+      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const promised = dirs.map((_, index) => worker.artefacts(index));
+      expect(promised.every((entry) => entry instanceof Promise)).toBe(true);
+      expect(await Promise.all(promised)).toEqual(dirs.map(() => undefined));
+      expect(worker.stats().failed).toBe(true);
+      await worker.close();
+    });
+
+    it('an answer of the wrong length or to nothing asked: the helper is dropped and the checks made here', async () => {
+      const key = await generateSigningKey();
+      const { bytes, signature, other } = await signed(key);
+      for (const answer of [
+        "parentPort.postMessage({ kind: 'signatures', first: m.first, valid: new Uint8Array(m.items.length + 1).fill(1) })",
+        "parentPort.postMessage({ kind: 'signatures', first: m.first + 100, valid: new Uint8Array(m.items.length).fill(1) })",
+      ]) {
+        const worker = createVerifyWorker([], [], {
+          program: program(`parentPort.on('message', (m) => ${answer});`),
+        })!;
+        expect(
+          await Promise.all([worker.check(bytes, signature, key), worker.check(other, signature, key)]),
+        ).toEqual([true, false]);
+        expect(worker.stats()).toMatchObject({ checked: 0, checkedHere: 2, failed: true });
+        await worker.close();
+      }
+    });
+
+    it('artefacts for a folder it did not claim, or twice: the helper is dropped', async () => {
+      const key = await generateSigningKey();
+      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+      const fake = "{ index: 0, artefacts: [{ bytes: new Uint8Array([1]), stamp: 'forged' }] }";
+      for (const body of [
+        // folder 0, never claimed
+        `parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] });`,
+        // claimed, then sent twice
+        `Atomics.store(new Int32Array(workerData.claims), 0, 2); parentPort.postMessage({ kind: 'artefacts', batch: [${fake}, ${fake}] });`,
+      ]) {
+        const worker = createVerifyWorker(dirs, ['manifest.sig'], {
+          program: program(`${body} setInterval(() => {}, 1000);`),
+        })!;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(worker.stats().failed).toBe(true);
+        expect(await worker.artefacts(0)).toBeUndefined();
+        await worker.close();
+      }
+    });
   });
 });

@@ -108,6 +108,18 @@ interface PendingCheck {
   resolve: (valid: boolean) => void;
 }
 
+/** What the helper did and what fell back to the calling thread; see {@link VerifyWorker.stats}. */
+export interface VerifyWorkerStats {
+  /** Folders whose artefacts the helper read and delivered. */
+  read: number;
+  /** Signatures the helper checked. */
+  checked: number;
+  /** Signatures checked on the calling thread because the helper had stopped. */
+  checkedHere: number;
+  /** Whether the helper stopped before it was closed (it crashed or broke the protocol). */
+  failed: boolean;
+}
+
 /** The helper thread of one {@link verifyExecutors} run; see {@link createVerifyWorker}. */
 export interface VerifyWorker {
   /**
@@ -120,6 +132,7 @@ export interface VerifyWorker {
   check(bytes: Uint8Array, signature: Uint8Array, key: PublicKey): Promise<boolean>;
   /** Stops the helper once every check asked so far has its answer. */
   close(): Promise<void>;
+  stats(): VerifyWorkerStats;
 }
 
 /** A claim in the shared array: nobody yet, the calling thread, the helper. */
@@ -134,9 +147,11 @@ const HELPER = 2;
  * libuv's pool (four threads, one job each, all competing with the calling thread for
  * the same cores). Returns undefined where there is only one core.
  *
- * Fails closed: when the helper cannot start or stops early, whatever it did not deliver
- * is read or checked on the calling thread; a signature is never taken as valid without a
- * check, and bytes are only ever the ones read from the file with their own identity.
+ * Fails closed: when the helper cannot start, stops early or answers out of turn, whatever
+ * it did not deliver is read or checked on the calling thread; a signature is never taken
+ * as valid without a check, and bytes are only ever the ones read from the file with their
+ * own identity. `options.program` replaces the helper's program (tests use it to make one
+ * that crashes or misbehaves).
  *
  * @example
  * const worker = createVerifyWorker(dirs, ['manifest.toml', 'manifest.sig']);
@@ -146,12 +161,16 @@ const HELPER = 2;
 export function createVerifyWorker(
   dirs: readonly string[],
   files: readonly string[],
+  options: { program?: string; cores?: number } = {},
 ): VerifyWorker | undefined {
-  if (availableParallelism() < 2) return undefined;
+  if ((options.cores ?? availableParallelism()) < 2) return undefined;
   const claims = new Int32Array(new SharedArrayBuffer(4 * dirs.length));
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { dirs, files, claims: claims.buffer } });
+    worker = new Worker(options.program ?? WORKER_SOURCE, {
+      eval: true,
+      workerData: { dirs, files, claims: claims.buffer },
+    });
   } catch {
     return undefined;
   }
@@ -160,37 +179,41 @@ export function createVerifyWorker(
   const taken = new Set<number>();
   const waiting = new Map<number, (artefacts: Map<string, ReadArtefact> | undefined) => void>();
   const sent = new Map<number, PendingCheck[]>();
+  const counts: VerifyWorkerStats = { read: 0, checked: 0, checkedHere: 0, failed: false };
   let batch: PendingCheck[] = [];
   let next = 0;
   let flushQueued = false;
   let readingDone = false;
-  let broken = false;
+  let stopped = false;
   let idle: (() => void) | undefined;
+
+  function checkHere(item: Omit<PendingCheck, 'resolve'>): Promise<boolean> {
+    counts.checkedHere++;
+    return verifySignedBytesAsync(item.bytes, item.signature, item.key, 'node');
+  }
 
   /** Takes over whatever the helper owed: unread folders are read here, unchecked signatures checked here. */
   function fallBack(): void {
-    if (broken) return;
-    broken = true;
-    readingDone = true;
+    if (stopped) return;
+    stopped = true;
+    counts.failed = true;
     for (const resolve of waiting.values()) resolve(undefined);
     waiting.clear();
     const left = [...sent.values()].flat().concat(batch);
     sent.clear();
     batch = [];
-    for (const item of left)
-      void verifySignedBytesAsync(item.bytes, item.signature, item.key, 'node').then(item.resolve);
+    for (const item of left) void checkHere(item).then(item.resolve);
     idle?.();
   }
 
   function flush(): void {
     flushQueued = false;
-    if (batch.length === 0 || broken) return;
+    if (batch.length === 0 || stopped) return;
     const items = batch;
     batch = [];
     const first = next;
     next += items.length;
     sent.set(first, items);
-    worker.ref();
     try {
       worker.postMessage({
         first,
@@ -198,13 +221,6 @@ export function createVerifyWorker(
       });
     } catch {
       fallBack();
-    }
-  }
-
-  function settled(): void {
-    if (sent.size === 0 && batch.length === 0 && readingDone) {
-      worker.unref();
-      idle?.();
     }
   }
 
@@ -218,59 +234,65 @@ export function createVerifyWorker(
   worker.on('message', (message: Message) => {
     if (message.kind === 'signatures') {
       const items = sent.get(message.first);
-      if (!items || message.valid.length !== items.length) return fallBack();
+      // an answer to nothing asked, or of another length: the helper is not to be believed
+      if (!items || message.valid?.length !== items.length) return fallBack();
       sent.delete(message.first);
+      counts.checked += items.length;
       for (let index = 0; index < items.length; index++) items[index]!.resolve(message.valid[index] === 1);
-    } else {
-      for (const { index, artefacts } of message.batch) {
-        const read = new Map<string, ReadArtefact>();
-        artefacts.forEach((artefact, position) => {
-          if ('bytes' in artefact)
-            read.set(files[position]!, {
-              bytes: Buffer.from(artefact.bytes.buffer, artefact.bytes.byteOffset, artefact.bytes.byteLength),
-              stamp: artefact.stamp,
-            });
-        });
-        const resolve = waiting.get(index);
-        if (resolve) {
-          waiting.delete(index);
-          resolve(read);
-        } else delivered.set(index, read);
-      }
-      if (message.done) {
-        readingDone = true;
-        // claimed by neither (cannot happen once the helper walked them all): read here
-        for (const resolve of waiting.values()) resolve(undefined);
-        waiting.clear();
-      }
+      if (sent.size === 0 && batch.length === 0) idle?.();
+      return;
     }
-    settled();
+    for (const { index, artefacts } of message.batch) {
+      // delivered once, for a folder the helper claimed: anything else is out of turn
+      const outOfTurn =
+        Atomics.load(claims, index) !== HELPER ||
+        delivered.has(index) ||
+        (taken.has(index) && !waiting.has(index));
+      if (outOfTurn) return fallBack();
+      const read = new Map<string, ReadArtefact>();
+      artefacts.forEach((artefact, position) => {
+        if ('bytes' in artefact)
+          read.set(files[position]!, {
+            bytes: Buffer.from(artefact.bytes.buffer, artefact.bytes.byteOffset, artefact.bytes.byteLength),
+            stamp: artefact.stamp,
+          });
+      });
+      counts.read++;
+      const resolve = waiting.get(index);
+      if (resolve) {
+        waiting.delete(index);
+        resolve(read);
+      } else delivered.set(index, read);
+    }
+    if (message.done) {
+      readingDone = true;
+      // claimed by the helper and never delivered: read here
+      for (const resolve of waiting.values()) resolve(undefined);
+      waiting.clear();
+    }
   });
   worker.on('error', fallBack);
   worker.on('exit', fallBack);
 
   return {
     artefacts(index) {
-      if (broken) return undefined;
+      if (stopped) return undefined;
       // FREE: now this thread's to read; MINE: it already was
       if (Atomics.compareExchange(claims, index, FREE, MINE) !== HELPER) return undefined;
+      // handed out before, or (the helper stopped) never coming: read here
+      if (taken.has(index)) return undefined;
+      taken.add(index);
       const ready = delivered.get(index);
       if (ready) {
         delivered.delete(index);
-        taken.add(index);
         return Promise.resolve(ready);
       }
-      // handed out before, or (the helper stopped) never coming: read here
-      if (readingDone || taken.has(index)) return undefined;
-      taken.add(index);
+      if (readingDone) return undefined;
       return new Promise((resolve) => waiting.set(index, resolve));
     },
     check(bytes, signature, key) {
+      if (stopped) return checkHere({ bytes, signature, key });
       return new Promise<boolean>((resolve) => {
-        if (broken) {
-          void verifySignedBytesAsync(bytes, signature, key, 'node').then(resolve);
-          return;
-        }
         batch.push({ bytes, signature, key, resolve });
         if (batch.length >= BATCH) flush();
         else if (!flushQueued) {
@@ -280,12 +302,13 @@ export function createVerifyWorker(
       });
     },
     async close() {
-      if (!broken && (sent.size > 0 || batch.length > 0))
+      if (!stopped && (sent.size > 0 || batch.length > 0))
         await new Promise<void>((resolve) => {
           idle = resolve;
         });
-      broken = true;
+      stopped = true;
       await worker.terminate();
     },
+    stats: () => ({ ...counts }),
   };
 }
