@@ -157,10 +157,13 @@ describe('createVerifyWorker', () => {
     const key = await generateSigningKey();
     const worker = createVerifyWorker([], [])!;
     const { bytes, signature, other } = await signed(key);
-    const asked = [worker.check(bytes, signature, key), worker.check(other, signature, key)];
+    // three messages' worth, all asked before close
+    const asked = Array.from({ length: 40 }, (_, index) =>
+      worker.check(index % 3 ? bytes : other, signature, key),
+    );
     await worker.close();
-    expect(await Promise.all(asked)).toEqual([true, false]);
-    expect(worker.stats()).toMatchObject({ checked: 2, checkedHere: 0 });
+    expect(await Promise.all(asked)).toEqual(Array.from({ length: 40 }, (_, index) => index % 3 !== 0));
+    expect(worker.stats()).toMatchObject({ checked: 40, checkedHere: 0 });
     expect(await worker.check(other, signature, key)).toBe(false);
     expect(worker.stats()).toMatchObject({ checkedHere: 1, failed: false });
     expect(worker.artefacts(0)).toBeUndefined();
@@ -216,6 +219,7 @@ describe('createVerifyWorker', () => {
       for (const answer of [
         "parentPort.postMessage({ kind: 'signatures', first: m.first, valid: new Uint8Array(m.items.length + 1).fill(1) })",
         "parentPort.postMessage({ kind: 'signatures', first: m.first + 100, valid: new Uint8Array(m.items.length).fill(1) })",
+        "parentPort.postMessage({ kind: 'signatures', first: m.first })",
       ]) {
         const worker = createVerifyWorker([], [], {
           program: program(`parentPort.on('message', (m) => ${answer});`),
@@ -247,5 +251,52 @@ describe('createVerifyWorker', () => {
         await worker.close();
       }
     });
+
+    it('a folder sent again after it was handed out: the helper is dropped', async () => {
+      const key = await generateSigningKey();
+      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+      const fake = "{ index: 0, artefacts: [{ bytes: new Uint8Array([1]), stamp: 's' }] }";
+      const body =
+        'Atomics.store(new Int32Array(workerData.claims), 0, 2);' +
+        `parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] });` +
+        `setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] }), 300);` +
+        'setInterval(() => {}, 1000);';
+      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect((await worker.artefacts(0))?.get('manifest.sig')?.stamp).toBe('s');
+      expect(worker.stats().failed).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(worker.stats().failed).toBe(true);
+      await worker.close();
+    });
+  });
+
+  it('hands a folder asked for before it arrived over when it does, and one it never sends back to this thread', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    // claims folders 0 and 1 at once, sends 0 a moment later, never 1, then says it is done
+    const body =
+      "const { parentPort, workerData } = require('node:worker_threads');" +
+      'const claims = new Int32Array(workerData.claims); Atomics.store(claims, 0, 2); Atomics.store(claims, 1, 2);' +
+      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [{ index: 0, artefacts: [{ bytes: new Uint8Array([7]), stamp: 'late' }, { failed: true }] }] }), 200);" +
+      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [], done: true }), 400);" +
+      'setInterval(() => {}, 1000);';
+    const worker = createVerifyWorker(dirs, ['manifest.sig', 'schema.json'], { program: body })!;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const first = worker.artefacts(0);
+    const second = worker.artefacts(1);
+    expect(first).toBeInstanceOf(Promise);
+    expect(second).toBeInstanceOf(Promise);
+    const arrived = await first;
+    // what it could not read is left out, for this thread to read and report
+    expect([...arrived!.keys()]).toEqual(['manifest.sig']);
+    expect(arrived!.get('manifest.sig')).toMatchObject({ stamp: 'late' });
+    expect(await second).toBeUndefined();
+    // asked again, neither comes a second time; a folder asked after the end is read here
+    expect(worker.artefacts(0)).toBeUndefined();
+    expect(worker.artefacts(1)).toBeUndefined();
+    expect(worker.artefacts(2)).toBeUndefined();
+    expect(worker.stats()).toMatchObject({ read: 1, failed: false });
+    await worker.close();
   });
 });
