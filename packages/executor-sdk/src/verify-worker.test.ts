@@ -115,7 +115,7 @@ describe('createVerifyWorker', () => {
     // this thread claims the first half before the helper is up, the helper reads the rest
     const mine = dirs.slice(0, dirs.length / 2).map((_, index) => worker.artefacts(index));
     expect(mine).toEqual(mine.map(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const theirs = await Promise.all(
       dirs.slice(dirs.length / 2).map((_, index) => worker.artefacts(index + dirs.length / 2)),
     );
@@ -139,7 +139,7 @@ describe('createVerifyWorker', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const worker = createVerifyWorker(dirs, ['manifest.sig'])!;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const read = await Promise.all(dirs.map((_, index) => worker.artefacts(index)));
     expect(read.every((artefacts) => artefacts?.has('manifest.sig'))).toBe(true);
     const { bytes, signature, other } = await signed(key);
@@ -203,9 +203,9 @@ describe('createVerifyWorker', () => {
       const body =
         'const claims = new Int32Array(workerData.claims);' +
         'for (let i = 0; i < workerData.dirs.length; i++) Atomics.store(claims, i, 2);' +
-        'setTimeout(() => process.exit(1), 300);';
+        'setTimeout(() => process.exit(1), 1500);';
       const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, 800));
       const promised = dirs.map((_, index) => worker.artefacts(index));
       expect(promised.every((entry) => entry instanceof Promise)).toBe(true);
       expect(await Promise.all(promised)).toEqual(dirs.map(() => undefined));
@@ -245,7 +245,7 @@ describe('createVerifyWorker', () => {
         const worker = createVerifyWorker(dirs, ['manifest.sig'], {
           program: program(`${body} setInterval(() => {}, 1000);`),
         })!;
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await new Promise((resolve) => setTimeout(resolve, 1000));
         expect(worker.stats().failed).toBe(true);
         expect(await worker.artefacts(0)).toBeUndefined();
         await worker.close();
@@ -259,13 +259,13 @@ describe('createVerifyWorker', () => {
       const body =
         'Atomics.store(new Int32Array(workerData.claims), 0, 2);' +
         `parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] });` +
-        `setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] }), 300);` +
+        `setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] }), 1500);` +
         'setInterval(() => {}, 1000);';
       const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, 800));
       expect((await worker.artefacts(0))?.get('manifest.sig')?.stamp).toBe('s');
       expect(worker.stats().failed).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await new Promise((resolve) => setTimeout(resolve, 1200));
       expect(worker.stats().failed).toBe(true);
       await worker.close();
     });
@@ -278,11 +278,12 @@ describe('createVerifyWorker', () => {
     const body =
       "const { parentPort, workerData } = require('node:worker_threads');" +
       'const claims = new Int32Array(workerData.claims); Atomics.store(claims, 0, 2); Atomics.store(claims, 1, 2);' +
-      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [{ index: 0, artefacts: [{ bytes: new Uint8Array([7]), stamp: 'late' }, { failed: true }] }] }), 200);" +
-      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [], done: true }), 400);" +
+      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [{ index: 0, artefacts: [{ bytes: new Uint8Array([7]), stamp: 'late' }, { failed: true }] }] }), 1200);" +
+      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [], done: true }), 1500);" +
       'setInterval(() => {}, 1000);';
     const worker = createVerifyWorker(dirs, ['manifest.sig', 'schema.json'], { program: body })!;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // long enough for the helper to be up and claim, on a busy machine
+    await new Promise((resolve) => setTimeout(resolve, 800));
     const first = worker.artefacts(0);
     const second = worker.artefacts(1);
     expect(first).toBeInstanceOf(Promise);
