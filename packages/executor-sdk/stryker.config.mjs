@@ -12,6 +12,7 @@ export default metnosStrykerConfig({
     'src/catalog.ts:690-732',
     'src/profile.ts',
     'runtime/json-schema.mjs',
+    'runtime/read-artefact.mjs',
   ],
   vitestConfig: 'vitest.mutation.config.ts',
 });

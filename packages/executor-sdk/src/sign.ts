@@ -11,11 +11,19 @@ import { checkSchema } from './verify.ts';
 
 let tempCounter = 0;
 
-/** Writes `path` atomically: a temp file beside it, then a rename. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+/**
+ * Writes `path` atomically: a temp file beside it, then a rename. The temp file is forced to
+ * disk before the rename unless `flush` is false (then the caller makes it durable later).
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o644,
+  { flush = true }: { flush?: boolean } = {},
+): Promise<void> {
   // Unique per call, so two writes of the same file in the same millisecond do not share a temp file.
   const temp = `${path}.${process.pid}.${Date.now()}.${tempCounter++}.tmp`;
-  await writeFile(temp, data, { mode, flush: true });
+  await writeFile(temp, data, { mode, flush });
   await rename(temp, path);
 }
 

@@ -3,91 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { PublicKey } from './keys.ts';
 import { verifySignedBytesAsync } from './signature.ts';
 
-/**
- * The helper thread's whole program (node: built-ins only, so it is running within a few
- * milliseconds). Two jobs:
- *
- * - Read ahead. It walks the version folders in order and reads the fixed artefacts of
- *   each folder it claims, taking each file's identity from the same open file (fstat), as
- *   the calling thread's `readArtefact` does. A folder is claimed with a compare-and-swap
- *   on a shared array, so the calling thread and this one never read the same folder: the
- *   calling thread reads the folders it reaches first itself.
- * - Check signatures. Each batch is checked with OpenSSL's Ed25519 (RFC 8032 rules, the
- *   `node` backend) and answered with one byte per signature: 1 valid, 0 not.
- *
- * Anything it cannot read it reports as `failed`; the calling thread then reads that file
- * itself, so every error a user sees comes from one place.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { closeSync, fstatSync, openSync, readSync } = require('node:fs');
-const { createPublicKey, verify } = require('node:crypto');
-const { join } = require('node:path');
-
-const keys = new Map();
-function keyOf(raw) {
-  const x = Buffer.from(raw).toString('base64url');
-  let key = keys.get(x);
-  if (!key) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-    keys.set(x, key);
-  }
-  return key;
-}
-parentPort.on('message', ({ first, items }) => {
-  const valid = new Uint8Array(items.length);
-  for (let index = 0; index < items.length; index++) {
-    const item = items[index];
-    try {
-      valid[index] = verify(null, item.bytes, keyOf(item.key), item.signature) ? 1 : 0;
-    } catch {
-      valid[index] = 0;
-    }
-  }
-  parentPort.postMessage({ kind: 'signatures', first, valid });
-});
-
-function read(path, transfer) {
-  let fd;
-  try {
-    fd = openSync(path, 'r');
-    const info = fstatSync(fd, { bigint: true });
-    if (!info.isFile()) return { failed: true };
-    const size = Number(info.size);
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    while (offset < size) {
-      const count = readSync(fd, bytes, offset, size - offset, offset);
-      if (count === 0) break;
-      offset += count;
-    }
-    transfer.push(bytes.buffer);
-    return {
-      bytes: offset === size ? bytes : bytes.subarray(0, offset),
-      stamp: info.dev + ':' + info.ino + ':' + info.size + ':' + info.mtimeNs + ':' + info.ctimeNs,
-    };
-  } catch {
-    return { failed: true };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-const { dirs, files, claims } = workerData;
-const claimed = new Int32Array(claims);
-let batch = [];
-let transfer = [];
-for (let index = 0; index < dirs.length; index++) {
-  if (Atomics.compareExchange(claimed, index, 0, 2) !== 0) continue;
-  batch.push({ index, artefacts: files.map((file) => read(join(dirs[index], file), transfer)) });
-  if (batch.length === 8) {
-    parentPort.postMessage({ kind: 'artefacts', batch }, transfer);
-    batch = [];
-    transfer = [];
-  }
-}
-parentPort.postMessage({ kind: 'artefacts', batch, done: true }, transfer);
-`;
+/** The helper thread's program (see runtime/verify-helper.mjs); beside `dist/` and `src/` alike. */
+const HELPER_PROGRAM = new URL('../runtime/verify-helper.mjs', import.meta.url);
 
 /** How many signatures go in one message: small enough that the helper starts on them early. */
 const BATCH = 16;
@@ -167,8 +84,8 @@ export function createVerifyWorker(
   const claims = new Int32Array(new SharedArrayBuffer(4 * dirs.length));
   let worker: Worker;
   try {
-    worker = new Worker(options.program ?? WORKER_SOURCE, {
-      eval: true,
+    worker = new Worker(options.program ?? HELPER_PROGRAM, {
+      eval: options.program !== undefined,
       workerData: { dirs, files, claims: claims.buffer },
     });
   } catch {

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { unsupportedKeywords } from '../runtime/json-schema.mjs';
+import { fileStamp, readArtefactFile } from '../runtime/read-artefact.mjs';
 import { ARTEFACTS } from './artefacts.ts';
 import { jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { ManifestError, VerificationError } from './errors.ts';
@@ -75,30 +76,15 @@ interface Artefact {
 const PREREAD = [ARTEFACTS.manifest, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature];
 
 /**
- * Reads one artefact synchronously and takes its identity from the same open
- * file (fstat), so the stamp always describes the bytes that were verified.
- * Small files read this way cost far less than the promise API's thread hops.
+ * One artefact (see readArtefactFile: its identity from the same open file), or the one a
+ * helper thread already read. Small files read this way cost far less than the promise
+ * API's thread hops.
  */
 function readArtefact(dir: string, file: string, preread?: Map<string, ReadArtefact>): Artefact {
   const ahead = preread?.get(file);
   if (ahead) return ahead;
-  let fd: number | undefined;
   try {
-    fd = openSync(join(dir, file), 'r');
-    const info = fstatSync(fd, { bigint: true });
-    if (!info.isFile()) throw new Error('not a regular file');
-    const size = Number(info.size);
-    const bytes = Buffer.allocUnsafe(size);
-    let offset = 0;
-    while (offset < size) {
-      const read = readSync(fd, bytes, offset, size - offset, offset);
-      if (read === 0) break;
-      offset += read;
-    }
-    return {
-      bytes: offset === size ? bytes : bytes.subarray(0, offset),
-      stamp: `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`,
-    };
+    return readArtefactFile(join(dir, file));
   } catch (error) {
     throw new VerificationError({
       reason: 'missing_artefact',
@@ -106,8 +92,6 @@ function readArtefact(dir: string, file: string, preread?: Map<string, ReadArtef
       message: `${file} is missing or unreadable in ${dir}`,
       cause: error,
     });
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -123,7 +107,7 @@ export async function artefactStamps(dir: string, codeFileName: string): Promise
   return files
     .map((file) => {
       const info = statSync(join(dir, file), { bigint: true, throwIfNoEntry: false });
-      return info ? `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}` : 'missing';
+      return info ? fileStamp(info) : 'missing';
     })
     .join('|');
 }

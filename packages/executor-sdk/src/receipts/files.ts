@@ -1,6 +1,6 @@
 import { sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { constants, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ReceiptError } from '../errors.ts';
@@ -148,8 +148,6 @@ function headBytes(head: Omit<ReceiptHead, 'head_sig'>): Uint8Array {
   );
 }
 
-let headTemps = 0;
-
 /**
  * Writes the head for `receipt` (atomically: a temp file, then a rename) and returns it.
  * With `flush: false` the bytes reach the page cache only (they survive the process being
@@ -163,14 +161,9 @@ export async function writeHead(
 ): Promise<ReceiptHead> {
   const unsigned = { v: 1 as const, seq: receipt.seq, sig: receipt.sig, hlc: receipt.hlc, key_id: key.keyId };
   const head_sig = nodeSign(null, headBytes(unsigned), nodeSigningKey(key)).toString('base64');
-  const text = `${JSON.stringify({ ...unsigned, head_sig })}\n`;
-  const path = join(dir, HEAD_FILE);
-  if (flush) await writeFileAtomic(path, text, 0o600);
-  else {
-    const temp = `${path}.${process.pid}.${Date.now()}.${headTemps++}.tmp`;
-    await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
-    await rename(temp, path);
-  }
+  await writeFileAtomic(join(dir, HEAD_FILE), `${JSON.stringify({ ...unsigned, head_sig })}\n`, 0o600, {
+    flush,
+  });
   return { ...unsigned, head_sig };
 }
 
