@@ -1,3 +1,5 @@
+/** The JSON Schema keywords the host's and the executor process's validators both understand. */
+export { SUPPORTED_KEYWORDS } from '../runtime/json-schema.mjs';
 export { ARTEFACTS } from './artefacts.ts';
 export {
   AUDIT_RESERVE_BYTES,

@@ -8,6 +8,7 @@ import {
   type ExecutorRunner,
   generateSigningKey,
   type SigningKey,
+  SUPPORTED_KEYWORDS,
   signExecutor,
 } from '@metnos/executor-sdk';
 import { type BridgeServer, bridgeSource } from './bridge.ts';
@@ -290,33 +291,12 @@ trace_topic = ${toml(`executor.${settings.name}`)}
 `;
 }
 
-const KEYWORDS = new Set([
-  'title',
-  'description',
-  'default',
-  'examples',
-  'format',
-  'type',
-  'properties',
-  'required',
-  'additionalProperties',
-  'items',
-  'enum',
-  'const',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'minItems',
-  'maxItems',
-  'oneOf',
-  'anyOf',
-  'allOf',
-  'not',
-]);
+/**
+ * The keywords a reduced schema keeps: those Metnos's validators share, less the ones that
+ * name or point at other parts (a reduced schema has no definitions and follows no `$ref`).
+ */
+const REFERENCE_KEYWORDS = new Set(['$schema', '$id', '$ref', '$comment', 'definitions', '$defs']);
+const KEYWORDS = new Set([...SUPPORTED_KEYWORDS].filter((keyword) => !REFERENCE_KEYWORDS.has(keyword)));
 
 /**
  * A server's JSON Schema reduced to the keywords Metnos's validators share
