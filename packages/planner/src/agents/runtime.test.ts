@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createScriptedModel, type ScriptStep } from '../test/scripted-model.ts';
 import { AgentConfigError, ToolArgError } from './errors.ts';
 import { createAgentRuntime } from './runtime.ts';
@@ -308,7 +308,8 @@ describe('abort and destroy', () => {
       agents: [{ id: 'a', systemPrompt: '', provider: model, executors: [], customTools: [slow] }],
     });
     const running = runtime.run({ goal: 'wait', signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // abort once the tool is under way (a fixed sleep raced the tool's start on a loaded machine)
+    await vi.waitFor(() => expect(seenSignals).toHaveLength(1), { timeout: 10_000 });
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ status: 'aborted', ending: 'aborted' });
@@ -319,13 +320,16 @@ describe('abort and destroy', () => {
 
   it('destroy() aborts runs under way, calls each provider destroy once and reports failures as events', async () => {
     let calls = 0;
+    let generating = 0;
     const hanging = {
       id: 'hang',
       provider: 'test',
-      generate: (request: { signal?: AbortSignal }) =>
-        new Promise<never>((_resolve, reject) =>
+      generate: (request: { signal?: AbortSignal }) => {
+        generating++;
+        return new Promise<never>((_resolve, reject) =>
           request.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
-        ),
+        );
+      },
       destroy: () => {
         calls++;
       },
@@ -339,7 +343,7 @@ describe('abort and destroy', () => {
       ],
     });
     const running = runtime.run({ goal: 'x' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(generating).toBeGreaterThan(0), { timeout: 10_000 });
     const events = await runtime.destroy();
     expect((await running).status).toBe('aborted');
     expect(calls).toBe(1);
