@@ -646,7 +646,9 @@ describe('rehabilitate', () => {
     await rm(join(root, '.archive', 'solo'), { recursive: true });
     const error = await failure(() => catalog.rehabilitate('solo', '1.0.0'));
     expect(LifecycleError.isInstance(error)).toBe(true);
-    expect(error.message).toBe('solo@1.0.0 is not archived or quarantined (state: archived)');
+    expect(error.message).toBe(
+      `solo@1.0.0 is archived but its copy ${join(root, '.archive', 'solo', '1.0.0')} is gone; restore that folder, or install the version again`,
+    );
     await expect(readdir(join(root, 'solo'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

@@ -737,6 +737,11 @@ export function createCatalog(settings: CatalogSettings) {
         await catalog.load();
         return executor;
       }
+      if (record?.state === 'archived') {
+        throw new LifecycleError(
+          `${key} is archived but its copy ${archived} is gone; restore that folder, or install the version again`,
+        );
+      }
       throw new LifecycleError(
         `${key} is not archived or quarantined (state: ${record?.state ?? 'unknown'})`,
       );
