@@ -9,7 +9,7 @@ export default metnosStrykerConfig({
     'src/verify.ts',
     'src/verify-worker.ts',
     'src/catalog.ts:240-536',
-    'src/catalog.ts:690-732',
+    'src/catalog.ts:690-748',
     'src/profile.ts',
     'runtime/json-schema.mjs',
     'runtime/read-artefact.mjs',
