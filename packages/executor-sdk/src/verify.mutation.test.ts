@@ -41,6 +41,13 @@ afterEach(() => {
 
 const temp = useTempDirs('metnos-verify-mutation-');
 const digest = (letter: string) => `blake3:${letter.repeat(64)}`;
+/** The part of a manifest checkSchema reads: the two contract references. */
+const manifest = {
+  contract: {
+    input_schema: 'schema.json#/definitions/Input',
+    output_schema: 'schema.json#/definitions/Output',
+  },
+} as unknown as Manifest;
 
 function refusal(run: () => unknown): VerificationError {
   try {
@@ -144,12 +151,6 @@ describe('manifest.sig parsing', () => {
 });
 
 describe('schema.json checks', () => {
-  const manifest = {
-    contract: {
-      input_schema: 'schema.json#/definitions/Input',
-      output_schema: 'schema.json#/definitions/Output',
-    },
-  } as unknown as Manifest;
   const good = { definitions: { Input: { type: 'object' }, Output: { type: 'object' } } };
 
   it('returns the parsed schema when both contract references resolve', () => {
@@ -316,13 +317,6 @@ describe('manifest.sig look-alikes', () => {
 });
 
 describe('schema.json references and depth', () => {
-  const manifest = {
-    contract: {
-      input_schema: 'schema.json#/definitions/Input',
-      output_schema: 'schema.json#/definitions/Output',
-    },
-  } as unknown as Manifest;
-
   it('accepts a schema nested exactly as deep as the limit', () => {
     // The top object is level 1, definitions 2, Output 3 and each "items" one more.
     const nested = (levels: number) =>
