@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
 import { ReceiptError } from '../errors.ts';
 
@@ -36,7 +36,7 @@ async function stealIfStale(path: string, alive: (pid: number) => boolean): Prom
     return;
   }
   const pid = Number(text.split(' ')[0]);
-  // a lock being written right now is still empty; its writer is alive
+  // an empty lock (written by a Metnos that created it before writing): treated as live
   if (!Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) return;
   const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
@@ -50,7 +50,29 @@ async function stealIfStale(path: string, alive: (pid: number) => boolean): Prom
 }
 
 /**
- * Runs `work` while holding an exclusive lock file (`O_EXCL` create, holding
+ * Creates the lock file with its content already in it: the token goes into a draft of this
+ * process, which is then linked to the lock's name (a link fails when the name exists, as an
+ * exclusive create does). So a process killed at any moment leaves either no lock or one that
+ * names it, never an empty one that nobody could tell is stale. False when the lock is taken.
+ */
+function takeLock(path: string, draft: string, token: string): boolean {
+  // a draft a killed run of a process with this id left behind
+  rmSync(draft, { force: true });
+  // exclusive: never through a link someone planted under the draft's name
+  writeFileSync(draft, token, { flag: 'wx', mode: 0o600 });
+  try {
+    linkSync(draft, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    rmSync(draft, { force: true });
+  }
+}
+
+/**
+ * Runs `work` while holding an exclusive lock file (created whole, see takeLock, holding
  * `<pid> <token>`), so processes sharing a folder take turns; a lock left by
  * a process that died is taken over. Throws `ReceiptError` (`lock_timeout`)
  * when another live process holds it longer than `timeoutMs`.
@@ -67,19 +89,18 @@ export async function withFileLock<T>(
   const alive = settings.alive ?? processAlive;
   const token = `${process.pid} ${randomBytes(8).toString('hex')}`;
   const started = Date.now();
+  const draft = `${path}.${process.pid}.draft`;
   for (let attempt = 0; ; attempt++) {
     // synchronous: a few tiny syscalls on every receipt cost less than their thread hops
     try {
-      writeFileSync(path, token, { flag: 'wx', mode: 0o600 });
-      break;
+      if (takeLock(path, draft, token)) break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
-        throw new ReceiptError({
-          reason: 'unsafe_path',
-          path,
-          message: `the receipt lock ${path} cannot be created: ${(error as Error).message}`,
-          cause: error,
-        });
+      throw new ReceiptError({
+        reason: 'unsafe_path',
+        path,
+        message: `the receipt lock ${path} cannot be created: ${(error as Error).message}`,
+        cause: error,
+      });
     }
     await stealIfStale(path, alive);
     if (Date.now() - started > timeoutMs)
