@@ -13,6 +13,7 @@ export default metnosStrykerConfig({
     'src/profile.ts',
     'runtime/json-schema.mjs',
     'runtime/read-artefact.mjs',
+    'runtime/statement.mjs',
   ],
   vitestConfig: 'vitest.mutation.config.ts',
 });

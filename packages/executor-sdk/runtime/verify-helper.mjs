@@ -1,65 +1,123 @@
-// The helper thread of a catalog verification (src/verify-worker.ts); node: built-ins and
-// the shared artefact reader only, so it is running within a few milliseconds. Two jobs:
+// The helper thread of a catalog verification (src/verify-worker.ts); node: built-ins and two
+// small shared modules only, so it is running within a few milliseconds. It walks the version
+// folders from the first, and for each folder it claims:
 //
-// - Read ahead. It walks the version folders in order and reads the fixed artefacts of each
-//   folder it claims, with readArtefactFile, as the calling thread reads the rest. A folder
-//   is claimed with a compare-and-swap on a shared array, so the calling thread and this one
-//   never read the same folder: the calling thread reads the folders it reaches first itself.
-// - Check signatures. Each batch is checked with OpenSSL's Ed25519 (RFC 8032 rules, the
-//   `node` backend) and answered with one byte per signature: 1 valid, 0 not.
+// - reads the fixed artefacts and the code file its manifest names (found with a pattern on
+//   the text: the calling thread parses the manifest and reads the code itself when the name
+//   differs), each with readArtefactFile, so every byte comes with the identity of its file;
+// - checks the signature of manifest.sig over the statement its fields claim, with OpenSSL's
+//   Ed25519 (RFC 8032 rules, the `node` backend) and the first trusted key of that id.
 //
-// Anything it cannot read it reports as `failed`; the calling thread then reads that file
-// itself, so every error a user sees comes from one place.
+// The calling thread claims folders from the last one at the same time, with a compare-and-swap
+// on a shared array, so no folder is done twice; the two meet where their work balances. Each
+// batch goes on the port, then the shared signal is bumped so a waiting caller wakes.
+// Anything it cannot read it reports as `failed`, and a signature it cannot check it leaves
+// unchecked: the calling thread then does that itself, so every error comes from one place.
 import { createPublicKey, verify } from 'node:crypto';
-import { join } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { readArtefactFile } from './read-artefact.mjs';
+import { claimedStatement, statementBytes } from './statement.mjs';
 
-const keys = new Map();
-function keyOf(raw) {
-  const x = Buffer.from(raw).toString('base64url');
-  let key = keys.get(x);
-  if (!key) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
-    keys.set(x, key);
-  }
-  return key;
-}
+const { dirs, files, manifestFile, signatureFile, claims, signal, port, keys } = workerData;
+const manifestAt = files.indexOf(manifestFile);
+const signatureAt = files.indexOf(signatureFile);
+const claimed = new Int32Array(claims);
+const bumps = new Int32Array(signal);
+const FREE = 0;
+const HELPER = 2;
 
-parentPort.on('message', ({ first, items }) => {
-  const valid = new Uint8Array(items.length);
-  for (let index = 0; index < items.length; index++) {
-    const item = items[index];
-    try {
-      valid[index] = verify(null, item.bytes, keyOf(item.key), item.signature) ? 1 : 0;
-    } catch {
-      valid[index] = 0;
-    }
+/** Key id → [its position in the trusted list, the key]: the first key of an id, as the caller picks it. */
+const trusted = new Map();
+keys.forEach((key, position) => {
+  if (trusted.has(key.keyId)) return;
+  const x = Buffer.from(key.publicKey).toString('base64url');
+  try {
+    trusted.set(key.keyId, [
+      position,
+      createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }),
+    ]);
+  } catch {
+    // a key OpenSSL refuses: its signatures are left to the calling thread
   }
-  parentPort.postMessage({ kind: 'signatures', first, valid });
 });
 
-function read(path, transfer) {
+/** The code file a manifest names: `entry = "…"` on a line of its own, else the default. */
+const ENTRY = /^[ \t]*entry[ \t]*=[ \t]*"([A-Za-z0-9_-]+\.(?:ts|mjs|js))"[ \t]*$/m;
+
+function read(path) {
   try {
-    const artefact = readArtefactFile(path);
-    transfer.push(artefact.bytes.buffer);
-    return artefact;
+    return readArtefactFile(path);
   } catch {
-    return { failed: true };
+    return undefined;
   }
 }
 
-const { dirs, files, claims } = workerData;
-const claimed = new Int32Array(claims);
-let batch = [];
-let transfer = [];
-for (let index = 0; index < dirs.length; index++) {
-  if (Atomics.compareExchange(claimed, index, 0, 2) !== 0) continue;
-  batch.push({ index, artefacts: files.map((file) => read(join(dirs[index], file), transfer)) });
-  if (batch.length === 8) {
-    parentPort.postMessage({ kind: 'artefacts', batch }, transfer);
-    batch = [];
-    transfer = [];
+/** The signature check of one manifest.sig, or undefined when it cannot be made here. */
+function checkSignature(artefact) {
+  if (!artefact) return undefined;
+  try {
+    const file = JSON.parse(artefact.bytes.toString('utf8'));
+    const key = trusted.get(file.key_id);
+    if (!key || typeof file.signature !== 'string') return undefined;
+    const statement = statementBytes(claimedStatement(file));
+    const signature = Buffer.from(file.signature, 'base64');
+    return { statement, signature, keyIndex: key[0], valid: verify(null, statement, key[1], signature) };
+  } catch {
+    return undefined;
   }
 }
-parentPort.postMessage({ kind: 'artefacts', batch, done: true }, transfer);
+
+/**
+ * The folders read since the last message. Their bytes leave together in one buffer that is
+ * handed over, not copied: one allocation for the calling thread to take per batch, however
+ * many files are in it. Each part is described by [offset, length] in that buffer.
+ */
+let batch = [];
+function send(done) {
+  let size = 0;
+  for (const item of batch) for (const part of item.parts) size += part?.length ?? 0;
+  const arena = new Uint8Array(size);
+  let offset = 0;
+  const place = (bytes) => {
+    arena.set(bytes, offset);
+    offset += bytes.length;
+    return [offset - bytes.length, bytes.length];
+  };
+  const items = batch.map(({ index, artefacts, code, entry, check }) => ({
+    index,
+    artefacts: artefacts.map((artefact) => (artefact ? [...place(artefact.bytes), artefact.stamp] : null)),
+    code: code ? [...place(code.bytes), code.stamp, entry] : null,
+    check: check
+      ? {
+          statement: place(check.statement),
+          signature: place(check.signature),
+          keyIndex: check.keyIndex,
+          valid: check.valid,
+        }
+      : null,
+  }));
+  port.postMessage({ arena: arena.buffer, items, done }, [arena.buffer]);
+  batch = [];
+  Atomics.add(bumps, 0, 1);
+  Atomics.notify(bumps, 0);
+}
+
+for (let index = 0; index < dirs.length; index++) {
+  if (Atomics.compareExchange(claimed, index, FREE, HELPER) !== FREE) continue;
+  const dir = dirs[index];
+  const artefacts = files.map((file) => read(`${dir}/${file}`));
+  const manifest = artefacts[manifestAt];
+  const entry = (manifest && ENTRY.exec(manifest.bytes.toString('utf8'))?.[1]) ?? 'main.ts';
+  const code = read(`${dir}/${entry}`);
+  const check = checkSignature(artefacts[signatureAt]);
+  const parts = [
+    ...artefacts.map((artefact) => artefact?.bytes),
+    code?.bytes,
+    check?.statement,
+    check?.signature,
+  ];
+  batch.push({ index, artefacts, code, entry, check, parts });
+  // small batches: the calling thread starts on the first folders while the rest are read
+  if (batch.length === 4) send(false);
+}
+send(true);

@@ -1,47 +1,18 @@
 import { verify as nodeVerify, type webcrypto } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
+import {
+  claimedStatement,
+  SIGNATURE_TAG,
+  type SignatureStatement,
+  statementBytes,
+} from '../runtime/statement.mjs';
 import { nodePublicKey, type PublicKey, type SigningKey } from './keys.ts';
 
-/** Domain-separation tag of the signed statement; bumping it versions the format. */
-export const SIGNATURE_TAG = 'metnos.executor.signature.v1';
+export { claimedStatement, SIGNATURE_TAG, type SignatureStatement, statementBytes };
 
 /** The digests a signature binds together. */
-export interface SignedDigests {
-  manifest: string;
-  code: string;
-  schema: string;
-  profileLock: string;
-}
-
-/** What a signature covers: the signer, the identity and the artefact digests. */
-export interface SignatureStatement extends SignedDigests {
-  keyId: string;
-  name: string;
-  version: string;
-}
-
-/**
- * The exact bytes that are signed. Every field is on its own labelled line
- * after the tag, and no field can contain a newline (names, versions, key ids
- * and digests are validated before they get here).
- */
-export function statementBytes(statement: SignatureStatement): Uint8Array {
-  const lines = [
-    SIGNATURE_TAG,
-    `key_id=${statement.keyId}`,
-    `name=${statement.name}`,
-    `version=${statement.version}`,
-    `manifest=${statement.manifest}`,
-    `code=${statement.code}`,
-    `schema=${statement.schema}`,
-    `profile_lock=${statement.profileLock}`,
-  ];
-  for (const line of lines) {
-    if (line.includes('\n')) throw new Error('signature statement fields cannot contain newlines');
-  }
-  return new TextEncoder().encode(`${lines.join('\n')}\n`);
-}
+export type SignedDigests = Omit<SignatureStatement, 'keyId' | 'name' | 'version'>;
 
 const digest = z.string().regex(/^blake3:[0-9a-f]{64}$/);
 
@@ -69,19 +40,6 @@ export const signatureFileSchema = z
   .strict();
 
 export type SignatureFile = z.infer<typeof signatureFileSchema>;
-
-/** The statement a `manifest.sig` claims was signed: its key id, identity and digests. */
-export function claimedStatement(file: SignatureFile): SignatureStatement {
-  return {
-    keyId: file.key_id,
-    name: file.name,
-    version: file.version,
-    manifest: file.digests.manifest,
-    code: file.digests.code,
-    schema: file.digests.schema,
-    profileLock: file.digests.profile_lock,
-  };
-}
 
 /** Signs a statement and returns the text of `manifest.sig`. */
 export function signStatement(statement: Omit<SignatureStatement, 'keyId'>, key: SigningKey): string {
@@ -167,6 +125,19 @@ export async function verifySignedBytesAsync(
   }
 }
 
+/**
+ * Checks an Ed25519 signature over statement bytes on the calling thread with OpenSSL (the
+ * `node` backend, RFC 8032 rules). Never throws on bad input: a malformed key or signature
+ * is `false`.
+ */
+export function verifySignedBytes(bytes: Uint8Array, signature: Uint8Array, key: PublicKey): boolean {
+  try {
+    return nodeVerify(null, bytes, nodePublicKey(key), signature);
+  } catch {
+    return false;
+  }
+}
+
 /** Checks an Ed25519 signature over a statement. Never throws on bad input. */
 export function verifyStatement(
   statement: SignatureStatement,
@@ -179,8 +150,8 @@ export function verifyStatement(
   try {
     // RFC 8032 rules (no ZIP-215 leniency), the same as OpenSSL behind the other two backends.
     if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey, { zip215: false });
-    return nodeVerify(null, bytes, nodePublicKey(key), signature);
   } catch {
     return false;
   }
+  return verifySignedBytes(bytes, signature, key);
 }

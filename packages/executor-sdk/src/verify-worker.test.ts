@@ -4,10 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError } from './errors.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
-import { statementBytes } from './signature.ts';
 import { writeSignedExecutor } from './test/index.ts';
 import { verifyExecutor, verifyExecutors } from './verify.ts';
-import { createVerifyWorker, VERIFY_WORKER_MIN } from './verify-worker.ts';
+import {
+  createVerifyWorker,
+  type HelperDelivery,
+  VERIFY_WORKER_MIN,
+  type VerifyWorker,
+} from './verify-worker.ts';
 
 const temp = useTempDirs('metnos-verify-worker-');
 const COUNT = VERIFY_WORKER_MIN + 36;
@@ -66,238 +70,266 @@ describe('verifying a whole catalog with the helper thread', () => {
   });
 });
 
-/** A statement signed with `key`, its signature, and the same bytes with one bit changed. */
-async function signed(key: SigningKey) {
-  const { sign } = await import('node:crypto');
-  const { nodeSigningKey } = await import('./keys.ts');
-  const bytes = statementBytes({
-    keyId: key.keyId,
-    name: 'a',
-    version: '1.0.0',
-    manifest: 'm',
-    code: 'c',
-    schema: 's',
-    profileLock: 'p',
-  });
-  const signature = new Uint8Array(sign(null, bytes, nodeSigningKey(key)));
-  const other = Uint8Array.from(bytes);
-  other[other.length - 2] = other.at(-2)! ^ 1;
-  return { bytes, signature, other };
+const LAYOUT = {
+  files: ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'],
+  manifestFile: 'manifest.toml',
+  signatureFile: 'manifest.sig',
+};
+
+/** Takes every folder from the worker as verifyExecutors does, waiting when the helper holds the rest. */
+async function drain(worker: VerifyWorker) {
+  const steps: { index: number; delivery?: HelperDelivery }[] = [];
+  for (;;) {
+    const step = worker.next();
+    if (step) steps.push(step);
+    else if (!(await worker.wait())) {
+      const last = worker.next();
+      if (!last) return steps;
+      steps.push(last);
+    }
+  }
 }
 
+/** Lets the helper finish everything it will do before this thread takes anything. */
+async function settle(worker: VerifyWorker) {
+  while (await worker.wait()) {}
+}
+
+/** A helper program that misbehaves: `body` runs with workerData and a `send(message)` that also wakes the caller. */
+const program = (body: string) =>
+  "const { workerData } = require('node:worker_threads');" +
+  'const bumps = new Int32Array(workerData.signal);' +
+  'const claim = (i) => Atomics.store(new Int32Array(workerData.claims), i, 2);' +
+  'const send = (message, transfer) => { workerData.port.postMessage(message, transfer); Atomics.add(bumps, 0, 1); Atomics.notify(bumps, 0); };' +
+  body;
+
+/** A message for folder 0 with one artefact of one byte, in the helper's format; `change` alters the item. */
+const oneFolder = (change = '') =>
+  `const arena = new Uint8Array([7]).buffer; const item = { index: 0, artefacts: [[0, 1, 'stamp'], null, null, null], code: null, check: null }; ${change}`;
+
 describe('createVerifyWorker', () => {
-  it('answers a signature check with the check itself: valid for the signed bytes, invalid for any other', async () => {
-    const key = await generateSigningKey();
-    const worker = createVerifyWorker([], []);
+  it('is not started on one core', async () => {
+    expect(createVerifyWorker([], LAYOUT, [], { cores: 1 })).toBeUndefined();
+    const worker = createVerifyWorker([], LAYOUT, [], { cores: 2 });
     expect(worker).toBeDefined();
-    const { bytes, signature, other } = await signed(key);
-    const answers = await Promise.all([
-      worker!.check(bytes, signature, key),
-      worker!.check(other, signature, key),
-      worker!.check(
-        bytes,
-        signature.map((byte, index) => (index === 0 ? byte ^ 1 : byte)),
-        key,
-      ),
-      worker!.check(bytes, signature, await generateSigningKey()),
-    ]);
-    expect(answers).toEqual([true, false, false, false]);
     await worker!.close();
-    // once stopped, a check is made on this thread: still a check, never a yes
-    expect(await worker!.check(bytes, signature, key)).toBe(true);
-    expect(await worker!.check(other, signature, key)).toBe(false);
   });
 
-  it('never reads a folder twice: each is read by the helper or left to this thread, by a shared claim', async () => {
+  it('hands out every folder exactly once: the helper works from the first, this thread claims from the last', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-    const worker = createVerifyWorker(dirs, ['manifest.toml', 'manifest.sig'])!;
-    // this thread claims the first half before the helper is up, the helper reads the rest
-    const mine = dirs.slice(0, dirs.length / 2).map((_, index) => worker.artefacts(index));
-    expect(mine).toEqual(mine.map(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const theirs = await Promise.all(
-      dirs.slice(dirs.length / 2).map((_, index) => worker.artefacts(index + dirs.length / 2)),
-    );
-    for (const [offset, artefacts] of theirs.entries()) {
-      const dir = dirs[offset + dirs.length / 2]!;
-      expect([...artefacts!.keys()]).toEqual(['manifest.toml', 'manifest.sig']);
-      expect(artefacts!.get('manifest.sig')!.bytes.toString('utf8')).toBe(
-        await readFile(join(dir, 'manifest.sig'), 'utf8'),
-      );
-      // the identity of each file, as this thread takes it (manifest first, signature last)
-      const stamps = (await verifyExecutor(dir, { trustedKeys: [key] })).stamps.split('|');
-      expect(artefacts!.get('manifest.toml')!.stamp).toBe(stamps[0]);
-      expect(artefacts!.get('manifest.sig')!.stamp).toBe(stamps[4]);
+    const worker = createVerifyWorker(dirs, LAYOUT, [key])!;
+    // before the helper is up, this thread has the last folder, then the one before it
+    expect(worker.next()).toEqual({ index: dirs.length - 1 });
+    expect(worker.next()).toEqual({ index: dirs.length - 2 });
+    await settle(worker);
+    const steps = [{ index: dirs.length - 1 }, { index: dirs.length - 2 }, ...(await drain(worker))];
+    expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    const stats = worker.stats();
+    expect(stats.delivered + stats.claimedHere).toBe(dirs.length);
+    expect(stats).toMatchObject({ delivered: dirs.length - 2, claimedHere: 2, takenBack: 0, failed: false });
+    await worker.close();
+  });
+
+  it('delivers the bytes of every artefact with the identity of its file, the code file the manifest names, and a signature check', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    await forgeSignature(dirs[5]!, key);
+    const worker = createVerifyWorker(dirs, LAYOUT, [key])!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.every((step) => step.delivery !== undefined)).toBe(true);
+    for (const { index, delivery } of steps.filter((step) => step.index < 8)) {
+      const dir = dirs[index]!;
+      const files = ['manifest.toml', 'main.ts', 'schema.json', 'profile.lock', 'manifest.sig'];
+      const stamps = (await verifyExecutors([dir], { trustedKeys: [key] }))[0]!.executor?.stamps.split('|');
+      expect([...delivery!.artefacts.keys()].sort()).toEqual([...files].sort());
+      for (const [position, file] of files.entries()) {
+        const artefact = delivery!.artefacts.get(file)!;
+        expect(Buffer.compare(artefact.bytes, await readFile(join(dir, file)))).toBe(0);
+        if (stamps) expect(artefact.stamp).toBe(stamps[position]);
+      }
+      const signature = JSON.parse(await readFile(join(dir, 'manifest.sig'), 'utf8'));
+      expect(Buffer.from(delivery!.check!.signature).toString('base64')).toBe(signature.signature);
+      expect(delivery!.check!.keyIndex).toBe(0);
+      expect(delivery!.check!.valid).toBe(index !== 5);
     }
-    // asked again, a folder is never handed out a second time
-    expect(dirs.map((_, index) => worker.artefacts(index))).toEqual(dirs.map(() => undefined));
     await worker.close();
   });
 
-  it('reads the folders it claims and checks every signature it is given, and says so', async () => {
+  it('leaves a check it cannot make, and a file it cannot read, to this thread', async () => {
+    const key = await generateSigningKey();
+    const other = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    await rm(join(dirs[1]!, 'schema.json'));
+    await writeFile(join(dirs[2]!, 'manifest.sig'), 'not json');
+    // only `other` is trusted: no folder's key is known to the helper
+    const worker = createVerifyWorker(dirs.slice(0, 3), LAYOUT, [other], { cores: 2 })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.map((step) => step.index).sort()).toEqual([0, 1, 2]);
+    for (const step of steps) {
+      expect(step.delivery?.check).toBeUndefined();
+      expect(step.delivery?.artefacts.has('schema.json')).toBe(step.index !== 1);
+    }
+    await worker.close();
+  });
+});
+
+describe('the helper fails closed', () => {
+  it('a helper that dies at once: every folder is done here', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-    const worker = createVerifyWorker(dirs, ['manifest.sig'])!;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const read = await Promise.all(dirs.map((_, index) => worker.artefacts(index)));
-    expect(read.every((artefacts) => artefacts?.has('manifest.sig'))).toBe(true);
-    const { bytes, signature, other } = await signed(key);
-    // more than one message's worth, and a few after
-    const answers = await Promise.all(
-      Array.from({ length: 37 }, (_, index) => worker.check(index % 2 ? other : bytes, signature, key)),
-    );
-    expect(answers).toEqual(Array.from({ length: 37 }, (_, index) => index % 2 === 0));
-    expect(worker.stats()).toEqual({ read: dirs.length, checked: 37, checkedHere: 0, failed: false });
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program('process.exit(3);') })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps).toHaveLength(dirs.length);
+    expect(steps.every((step) => step.delivery === undefined)).toBe(true);
+    expect(worker.stats()).toMatchObject({ delivered: 0, claimedHere: dirs.length });
     await worker.close();
-    expect(worker.stats().failed).toBe(false);
   });
 
-  it('close waits for the checks already asked, then every later one is made here', async () => {
-    const key = await generateSigningKey();
-    const worker = createVerifyWorker([], [])!;
-    const { bytes, signature, other } = await signed(key);
-    // three messages' worth, all asked before close
-    const asked = Array.from({ length: 40 }, (_, index) =>
-      worker.check(index % 3 ? bytes : other, signature, key),
-    );
-    await worker.close();
-    expect(await Promise.all(asked)).toEqual(Array.from({ length: 40 }, (_, index) => index % 3 !== 0));
-    expect(worker.stats()).toMatchObject({ checked: 40, checkedHere: 0 });
-    expect(await worker.check(other, signature, key)).toBe(false);
-    expect(worker.stats()).toMatchObject({ checkedHere: 1, failed: false });
-    expect(worker.artefacts(0)).toBeUndefined();
-  });
-
-  it('is not started on one core', () => {
-    expect(createVerifyWorker([], [], { cores: 1 })).toBeUndefined();
-    expect(createVerifyWorker([], [], { cores: 2 })).toBeDefined();
-  });
-
-  describe('fails closed', () => {
-    /** A helper program for a misbehaving helper: `body` runs with parentPort and workerData. */
-    const program = (body: string) =>
-      `const { parentPort, workerData } = require('node:worker_threads');\n${body}`;
-
-    it('a helper that dies at once: every folder is read here and every signature checked here', async () => {
-      const key = await generateSigningKey();
-      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program('process.exit(3);') })!;
-      const { bytes, signature, other } = await signed(key);
-      const answers = await Promise.all([
-        worker.check(bytes, signature, key),
-        worker.check(other, signature, key),
-      ]);
-      expect(answers).toEqual([true, false]);
-      expect(await Promise.all(dirs.map((_, index) => worker.artefacts(index)))).toEqual(
-        dirs.map(() => undefined),
-      );
-      expect(worker.stats()).toMatchObject({ read: 0, checked: 0, checkedHere: 2, failed: true });
-      await worker.close();
-    });
-
-    it('a helper that dies while folders are promised to it: they are read here', async () => {
-      const key = await generateSigningKey();
-      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-      // claims every folder, delivers none, then stops
-      const body =
-        'const claims = new Int32Array(workerData.claims);' +
-        'for (let i = 0; i < workerData.dirs.length; i++) Atomics.store(claims, i, 2);' +
-        'setTimeout(() => process.exit(1), 1500);';
-      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
-      await new Promise((resolve) => setTimeout(resolve, 800));
-      const promised = dirs.map((_, index) => worker.artefacts(index));
-      expect(promised.every((entry) => entry instanceof Promise)).toBe(true);
-      expect(await Promise.all(promised)).toEqual(dirs.map(() => undefined));
-      expect(worker.stats().failed).toBe(true);
-      await worker.close();
-    });
-
-    it('an answer of the wrong length or to nothing asked: the helper is dropped and the checks made here', async () => {
-      const key = await generateSigningKey();
-      const { bytes, signature, other } = await signed(key);
-      for (const answer of [
-        "parentPort.postMessage({ kind: 'signatures', first: m.first, valid: new Uint8Array(m.items.length + 1).fill(1) })",
-        "parentPort.postMessage({ kind: 'signatures', first: m.first + 100, valid: new Uint8Array(m.items.length).fill(1) })",
-        "parentPort.postMessage({ kind: 'signatures', first: m.first })",
-      ]) {
-        const worker = createVerifyWorker([], [], {
-          program: program(`parentPort.on('message', (m) => ${answer});`),
-        })!;
-        expect(
-          await Promise.all([worker.check(bytes, signature, key), worker.check(other, signature, key)]),
-        ).toEqual([true, false]);
-        expect(worker.stats()).toMatchObject({ checked: 0, checkedHere: 2, failed: true });
-        await worker.close();
-      }
-    });
-
-    it('artefacts for a folder it did not claim, or twice: the helper is dropped', async () => {
-      const key = await generateSigningKey();
-      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-      const fake = "{ index: 0, artefacts: [{ bytes: new Uint8Array([1]), stamp: 'forged' }] }";
-      for (const body of [
-        // folder 0, never claimed
-        `parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] });`,
-        // claimed, then sent twice
-        `Atomics.store(new Int32Array(workerData.claims), 0, 2); parentPort.postMessage({ kind: 'artefacts', batch: [${fake}, ${fake}] });`,
-      ]) {
-        const worker = createVerifyWorker(dirs, ['manifest.sig'], {
-          program: program(`${body} setInterval(() => {}, 1000);`),
-        })!;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        expect(worker.stats().failed).toBe(true);
-        expect(await worker.artefacts(0)).toBeUndefined();
-        await worker.close();
-      }
-    });
-
-    it('a folder sent again after it was handed out: the helper is dropped', async () => {
-      const key = await generateSigningKey();
-      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-      const fake = "{ index: 0, artefacts: [{ bytes: new Uint8Array([1]), stamp: 's' }] }";
-      const body =
-        'Atomics.store(new Int32Array(workerData.claims), 0, 2);' +
-        `parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] });` +
-        `setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [${fake}] }), 1500);` +
-        'setInterval(() => {}, 1000);';
-      const worker = createVerifyWorker(dirs, ['manifest.sig'], { program: program(body) })!;
-      await new Promise((resolve) => setTimeout(resolve, 800));
-      expect((await worker.artefacts(0))?.get('manifest.sig')?.stamp).toBe('s');
-      expect(worker.stats().failed).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 1200));
-      expect(worker.stats().failed).toBe(true);
-      await worker.close();
-    });
-  });
-
-  it('hands a folder asked for before it arrived over when it does, and one it never sends back to this thread', async () => {
+  it('a helper that claims every folder and dies without delivering: each is taken back and done here', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-    // claims folders 0 and 1 at once, sends 0 a moment later, never 1, then says it is done
     const body =
-      "const { parentPort, workerData } = require('node:worker_threads');" +
-      'const claims = new Int32Array(workerData.claims); Atomics.store(claims, 0, 2); Atomics.store(claims, 1, 2);' +
-      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [{ index: 0, artefacts: [{ bytes: new Uint8Array([7]), stamp: 'late' }, { failed: true }] }] }), 1200);" +
-      "setTimeout(() => parentPort.postMessage({ kind: 'artefacts', batch: [], done: true }), 1500);" +
-      'setInterval(() => {}, 1000);';
-    const worker = createVerifyWorker(dirs, ['manifest.sig', 'schema.json'], { program: body })!;
-    // long enough for the helper to be up and claim, on a busy machine
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    const first = worker.artefacts(0);
-    const second = worker.artefacts(1);
-    expect(first).toBeInstanceOf(Promise);
-    expect(second).toBeInstanceOf(Promise);
-    const arrived = await first;
-    // what it could not read is left out, for this thread to read and report
-    expect([...arrived!.keys()]).toEqual(['manifest.sig']);
-    expect(arrived!.get('manifest.sig')).toMatchObject({ stamp: 'late' });
-    expect(await second).toBeUndefined();
-    // asked again, neither comes a second time; a folder asked after the end is read here
-    expect(worker.artefacts(0)).toBeUndefined();
-    expect(worker.artefacts(1)).toBeUndefined();
-    expect(worker.artefacts(2)).toBeUndefined();
-    expect(worker.stats()).toMatchObject({ read: 1, failed: false });
+      'for (let i = 0; i < workerData.dirs.length; i++) claim(i); setTimeout(() => process.exit(1), 300);';
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const steps = await drain(worker);
+    expect(steps.map((step) => step.index)).toEqual(dirs.map((_, index) => index));
+    expect(steps.every((step) => step.delivery === undefined)).toBe(true);
+    expect(worker.stats()).toMatchObject({ delivered: 0, takenBack: dirs.length, failed: true });
     await worker.close();
+  });
+
+  it('a helper that says it is done with a folder still undelivered: that folder is done here, and no failure is claimed for the rest', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body = `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item], done: true }, [arena]);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    const delivered = steps.filter((step) => step.delivery);
+    expect(delivered.map((step) => step.index)).toEqual([0]);
+    expect(delivered[0]!.delivery!.artefacts.get('manifest.toml')).toEqual({
+      bytes: Buffer.from([7]),
+      stamp: 'stamp',
+    });
+    expect([...delivered[0]!.delivery!.artefacts.keys()]).toEqual(['manifest.toml']);
+    expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    expect(worker.stats()).toMatchObject({ delivered: 1, takenBack: 1, failed: false });
+    await worker.close();
+  });
+
+  for (const [what, body] of [
+    ['a folder it never claimed', `${oneFolder()} send({ arena, items: [item] }, [arena]);`],
+    ['a folder twice', `claim(0); ${oneFolder()} send({ arena, items: [item, item] }, [arena]);`],
+    [
+      'bytes outside its buffer',
+      `claim(0); ${oneFolder("item.artefacts[0] = [0, 2, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a file identity that is not text',
+      `claim(0); ${oneFolder('item.artefacts[0] = [0, 1, 5];')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'too few artefacts',
+      `claim(0); ${oneFolder('item.artefacts.pop();')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a code file without a name',
+      `claim(0); ${oneFolder("item.code = [0, 1, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check with a key it was not given',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [0, 1], keyIndex: 1, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check without a verdict',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [0, 1], keyIndex: 0 };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    ['no buffer', `claim(0); ${oneFolder()} send({ arena: new Uint8Array(1), items: [item] });`],
+  ] as const) {
+    it(`a message with ${what}: nothing more is taken from the helper, and its folders are done here`, async () => {
+      const key = await generateSigningKey();
+      const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+      const worker = createVerifyWorker(dirs, LAYOUT, [key], {
+        program: program(`${body} setInterval(() => {}, 1000);`),
+      })!;
+      // the helper is up and has sent its message before this thread takes anything
+      await worker.wait();
+      const steps = await drain(worker);
+      expect(steps.every((step) => step.delivery === undefined)).toBe(true);
+      expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+      expect(worker.stats()).toMatchObject({ delivered: 0, failed: true });
+      await worker.close();
+    });
+  }
+
+  it('a good folder followed by a bad one in the same message: the good one is not kept either', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body = `claim(0); ${oneFolder()} const bad = { ...item, index: 1 }; send({ arena, items: [item, bad] }, [arena]); setInterval(() => {}, 1000);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await worker.wait();
+    const steps = await drain(worker);
+    expect(steps.every((step) => step.delivery === undefined)).toBe(true);
+    expect(steps.filter((step) => step.index === 0)).toHaveLength(1);
+    expect(worker.stats()).toMatchObject({ failed: true, takenBack: 1 });
+    await worker.close();
+  });
+
+  it('a folder sent again after it was handed out: the helper is dropped, the folder is not handed out twice', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body =
+      `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item] }, [arena]);` +
+      `setTimeout(() => { ${oneFolder()} send({ arena, items: [item] }, [arena]); }, 300); setInterval(() => {}, 1000);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await worker.wait();
+    const first = worker.next();
+    expect(first).toMatchObject({ index: 0, delivery: { index: 0 } });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const steps = await drain(worker);
+    expect(steps.filter((step) => step.index === 0)).toHaveLength(0);
+    expect(steps.filter((step) => step.index === 1)).toEqual([{ index: 1 }]);
+    expect(worker.stats()).toMatchObject({ delivered: 1, failed: true });
+    await worker.close();
+  });
+});
+
+describe('a check from the helper counts only for the statement this thread derives', () => {
+  /**
+   * A helper that reads nothing and vouches for every folder: the right bytes are left for this
+   * thread to read, and each check says "valid" over `statement`, with the key at `keyIndex`.
+   */
+  const vouching = (statement: string, keyIndex = 0) =>
+    program(
+      'const n = workerData.dirs.length; for (let i = 0; i < n; i++) claim(i);' +
+        `const items = []; const arena = new Uint8Array([...Buffer.from(${statement}), ...new Uint8Array(64)]).buffer; const len = arena.byteLength - 64;` +
+        `for (let i = 0; i < n; i++) items.push({ index: i, artefacts: [null, null, null, null], code: null, check: { statement: [0, len], signature: [len, 64], keyIndex: ${keyIndex}, valid: true } });` +
+        'send({ arena, items, done: true }, [arena]);',
+    );
+
+  it('a helper that vouches for a forged signature over other bytes is not believed', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    await forgeSignature(dirs[0]!, key);
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: vouching("'not the statement'") })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.every((step) => step.delivery?.check?.valid === true)).toBe(true);
+    await worker.close();
+    // the same lie, through verifyExecutors: the forged folder is still refused
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { program: vouching("'not the statement'") },
+    );
+    expect(VerificationError.isInstance(outcomes[0]!.error) && outcomes[0]!.error.reason).toBe(
+      'signature_invalid',
+    );
+    expect(outcomes.slice(1).every((outcome) => outcome.executor !== undefined)).toBe(true);
   });
 });

@@ -1,38 +1,46 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { PublicKey } from './keys.ts';
-import { verifySignedBytesAsync } from './signature.ts';
 
 /** The helper thread's program (see runtime/verify-helper.mjs); beside `dist/` and `src/` alike. */
 const HELPER_PROGRAM = new URL('../runtime/verify-helper.mjs', import.meta.url);
 
-/** How many signatures go in one message: small enough that the helper starts on them early. */
-const BATCH = 16;
-
 /** Below this many folders a helper thread costs more than it saves. */
 export const VERIFY_WORKER_MIN = 64;
 
-/** One artefact as the helper read it: its bytes and the identity of the file they came from. */
+/** One artefact as it was read: its bytes and the identity of the file they came from. */
 export interface ReadArtefact {
   bytes: Buffer;
   stamp: string;
 }
 
-interface PendingCheck {
-  bytes: Uint8Array;
+/** A signature check the helper made, over the statement it built from manifest.sig. */
+export interface HelperCheck {
+  /** The statement bytes it checked. */
+  statement: Uint8Array;
+  /** The signature bytes it checked. */
   signature: Uint8Array;
-  key: PublicKey;
-  resolve: (valid: boolean) => void;
+  /** The position, in the trusted keys it was given, of the key it checked with. */
+  keyIndex: number;
+  valid: boolean;
+}
+
+/** One folder the helper finished: what it read (file name → artefact) and its signature check. */
+export interface HelperDelivery {
+  index: number;
+  artefacts: Map<string, ReadArtefact>;
+  /** Undefined when the helper could not make the check: the calling thread makes it. */
+  check?: HelperCheck;
 }
 
 /** What the helper did and what fell back to the calling thread; see {@link VerifyWorker.stats}. */
 export interface VerifyWorkerStats {
-  /** Folders whose artefacts the helper read and delivered. */
-  read: number;
-  /** Signatures the helper checked. */
-  checked: number;
-  /** Signatures checked on the calling thread because the helper had stopped. */
-  checkedHere: number;
+  /** Folders the helper read (and checked where it could) and delivered. */
+  delivered: number;
+  /** Folders the calling thread claimed from the back while the helper worked from the front. */
+  claimedHere: number;
+  /** Folders the helper claimed and never delivered, done by the calling thread after it stopped. */
+  takenBack: number;
   /** Whether the helper stopped before it was closed (it crashed or broke the protocol). */
   failed: boolean;
 }
@@ -40,16 +48,29 @@ export interface VerifyWorkerStats {
 /** The helper thread of one {@link verifyExecutors} run; see {@link createVerifyWorker}. */
 export interface VerifyWorker {
   /**
-   * The fixed artefacts of folder `index` (file name → artefact) when the helper read them,
-   * or undefined when the calling thread is to read them itself. An artefact the helper
-   * could not read is left out, so the caller reads it and reports the error.
+   * The index of the next folder for the calling thread, or undefined when there is none
+   * right now (the helper holds the rest: {@link wait}, then ask again). Never blocks.
+   * With `delivery`, the helper finished the folder: use what it read and checked.
    */
-  artefacts(index: number): Promise<Map<string, ReadArtefact> | undefined> | undefined;
-  /** Resolves to whether `signature` over `bytes` verifies with `key`. Never rejects. */
-  check(bytes: Uint8Array, signature: Uint8Array, key: PublicKey): Promise<boolean>;
-  /** Stops the helper once every check asked so far has its answer. */
+  next(): { index: number; delivery?: HelperDelivery } | undefined;
+  /**
+   * Resolves when the helper may have delivered more, or has stopped; to false when nothing
+   * more can come from it (then {@link next} hands out whatever it left undone).
+   */
+  wait(): Promise<boolean>;
+  /** Stops the helper. */
   close(): Promise<void>;
   stats(): VerifyWorkerStats;
+}
+
+/** `Atomics.waitAsync`, which resolves a promise instead of blocking the thread. */
+interface AtomicsWithWaitAsync {
+  waitAsync(
+    array: Int32Array,
+    index: number,
+    value: number,
+    timeout: number,
+  ): { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 }
 
 /** A claim in the shared array: nobody yet, the calling thread, the helper. */
@@ -57,191 +78,244 @@ const FREE = 0;
 const MINE = 1;
 const HELPER = 2;
 
+/** A part of a message's buffer: [offset, length]. */
+type Span = [number, number];
+
+/** One message of the helper: the bytes of a few folders in one buffer, described by spans. */
+interface Message {
+  arena: ArrayBuffer;
+  items: {
+    index: number;
+    /** Per fixed file: where its bytes are and its file's identity, or null when it could not be read. */
+    artefacts: ([...Span, string] | null)[];
+    /** The code file the helper took the manifest to name: its span, identity and name; or null. */
+    code: [...Span, string, string] | null;
+    check: { statement: Span; signature: Span; keyIndex: number; valid: boolean } | null;
+  }[];
+  done: boolean;
+}
+
+/** The bytes a span names, as a view (not a copy) of the buffer; undefined when it lies outside it. */
+function spanOf(arena: ArrayBuffer, offset: unknown, length: unknown): Buffer | undefined {
+  return Number.isInteger(offset) &&
+    Number.isInteger(length) &&
+    (offset as number) >= 0 &&
+    (length as number) >= 0 &&
+    (offset as number) + (length as number) <= arena.byteLength
+    ? Buffer.from(arena, offset as number, length as number)
+    : undefined;
+}
+
+/** An artefact a message describes, or undefined when the description is malformed. */
+function artefactOf(arena: ArrayBuffer, entry: unknown): ReadArtefact | undefined {
+  if (!Array.isArray(entry) || typeof entry[2] !== 'string') return undefined;
+  const bytes = spanOf(arena, entry[0], entry[1]);
+  return bytes && { bytes, stamp: entry[2] };
+}
+
+/** The check a message describes, or undefined when it is malformed. */
+function checkOf(
+  arena: ArrayBuffer,
+  entry: Message['items'][number]['check'],
+  keys: number,
+): HelperCheck | undefined {
+  const statement = spanOf(arena, entry?.statement?.[0], entry?.statement?.[1]);
+  const signature = spanOf(arena, entry?.signature?.[0], entry?.signature?.[1]);
+  const keyIndex = entry?.keyIndex;
+  if (!statement || !signature || typeof entry?.valid !== 'boolean') return undefined;
+  if (!Number.isInteger(keyIndex) || keyIndex! < 0 || keyIndex! >= keys) return undefined;
+  return { statement, signature, keyIndex: keyIndex!, valid: entry.valid };
+}
+
 /**
- * Starts a helper thread for verifying `dirs`: it reads the fixed artefacts `files` of the
- * folders ahead of the calling thread and checks signatures, each on a core of its own,
- * while the calling thread parses and hashes. On a machine with few cores this beats
- * libuv's pool (four threads, one job each, all competing with the calling thread for
- * the same cores). Returns undefined where there is only one core.
+ * Starts a helper thread for verifying `dirs`. The helper works from the first folder: it
+ * reads the fixed artefacts `files` and the code file, and checks the signature with the
+ * `trustedKeys`. The calling thread takes what the helper delivered and, whenever nothing is
+ * waiting, claims the last folder nobody has claimed and does it whole itself; the two meet
+ * where their work balances, so both cores stay busy to the end. Returns undefined where
+ * there is only one core, or when the helper cannot start.
  *
- * Fails closed: when the helper cannot start, stops early or answers out of turn, whatever
- * it did not deliver is read or checked on the calling thread; a signature is never taken
- * as valid without a check, and bytes are only ever the ones read from the file with their
- * own identity. `options.program` replaces the helper's program (tests use it to make one
- * that crashes or misbehaves).
+ * Fails closed: when the helper stops early or delivers out of turn (a folder it did not
+ * claim, one twice, or malformed), nothing more is taken from it and every folder it claimed
+ * and did not deliver is done by the calling thread. A delivered check counts only where it
+ * covers exactly the statement, signature and key the calling thread derives from the same
+ * bytes (see verify.ts); bytes are only ever ones read from the file with their own identity.
+ * `options.program` replaces the helper's program (tests use it to make one that misbehaves).
  *
  * @example
- * const worker = createVerifyWorker(dirs, ['manifest.toml', 'manifest.sig']);
- * const artefacts = await worker?.artefacts(0); // undefined: read them here
+ * const worker = createVerifyWorker(dirs, { files: ['manifest.toml', 'manifest.sig'], manifestFile: 'manifest.toml', signatureFile: 'manifest.sig' }, trustedKeys);
+ * const step = worker?.next(); // { index: 999 }: the last folder is this thread's
  * await worker?.close();
  */
 export function createVerifyWorker(
   dirs: readonly string[],
-  files: readonly string[],
+  layout: { files: readonly string[]; manifestFile: string; signatureFile: string },
+  trustedKeys: readonly PublicKey[],
   options: { program?: string; cores?: number } = {},
 ): VerifyWorker | undefined {
   if ((options.cores ?? availableParallelism()) < 2) return undefined;
   const claims = new Int32Array(new SharedArrayBuffer(4 * dirs.length));
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
   let worker: Worker;
   try {
     worker = new Worker(options.program ?? HELPER_PROGRAM, {
       eval: options.program !== undefined,
-      workerData: { dirs, files, claims: claims.buffer },
+      workerData: {
+        ...layout,
+        dirs,
+        claims: claims.buffer,
+        signal: signal.buffer,
+        port: port2,
+        keys: trustedKeys.map((key) => ({ keyId: key.keyId, publicKey: key.publicKey })),
+      },
+      transferList: [port2],
     });
   } catch {
+    port1.close();
     return undefined;
   }
-  const delivered = new Map<number, Map<string, ReadArtefact>>();
-  /** Folders whose artefacts were handed out (or promised) once. */
-  const taken = new Set<number>();
-  const waiting = new Map<number, (artefacts: Map<string, ReadArtefact> | undefined) => void>();
-  const sent = new Map<number, PendingCheck[]>();
-  const counts: VerifyWorkerStats = { read: 0, checked: 0, checkedHere: 0, failed: false };
-  let batch: PendingCheck[] = [];
-  let next = 0;
-  let flushQueued = false;
-  let readingDone = false;
-  let stopped = false;
-  let idle: (() => void) | undefined;
+  const counts: VerifyWorkerStats = { delivered: 0, claimedHere: 0, takenBack: 0, failed: false };
+  /** Folders delivered by the helper, in the order they came, not yet handed out. */
+  const ready: HelperDelivery[] = [];
+  const delivered = new Uint8Array(dirs.length);
+  let back = dirs.length - 1;
+  /** Once the helper is gone: the next folder to look at for ones it claimed and never delivered. */
+  let orphan = 0;
+  /** The helper broke the protocol: nothing more is taken from it. */
+  let distrusted = false;
+  /** The helper thread ended (or failed); what it sent before is still on the port. */
+  let exited = false;
+  let finished = false;
+  let closing = false;
+  let wake: (() => void) | undefined;
 
-  function checkHere(item: Omit<PendingCheck, 'resolve'>): Promise<boolean> {
-    counts.checkedHere++;
-    // Stryker disable next-line StringLiteral: 'node' is also the default backend
-    return verifySignedBytesAsync(item.bytes, item.signature, item.key, 'node');
+  function distrust(): void {
+    if (!closing) counts.failed = true;
+    distrusted = true;
+    // delivered but not handed out yet: done again here, from the files
+    for (const delivery of ready) delivered[delivery.index] = 0;
+    counts.delivered -= ready.length;
+    ready.length = 0;
+    wake?.();
   }
 
-  /** Takes over whatever the helper owed: unread folders are read here, unchecked signatures checked here. */
-  function fallBack(): void {
-    if (stopped) return;
-    stopped = true;
-    counts.failed = true;
-    for (const resolve of waiting.values()) resolve(undefined);
-    // Stryker disable next-line CallExpression: once stopped, nothing reads `waiting` again
-    waiting.clear();
-    checkOwedHere();
-    idle?.();
-  }
-
-  /** Checks here every signature asked and not answered yet. */
-  function checkOwedHere(): void {
-    const left = [...sent.values()].flat().concat(batch);
-    // Stryker disable next-line CallExpression: once stopped, nothing reads `sent` again
-    sent.clear();
-    // Stryker disable next-line ArrayDeclaration: once stopped, nothing reads `batch` again
-    batch = [];
-    for (const item of left) void checkHere(item).then(item.resolve);
-  }
-
-  function flush(): void {
-    flushQueued = false;
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: an empty batch is answered empty; a stopped helper's batch is checked here when it stops
-    if (batch.length === 0 || stopped) return;
-    const items = batch;
-    batch = [];
-    const first = next;
-    // Stryker disable next-line AssignmentOperator: only the ids' uniqueness matters, and they stay unique going down
-    next += items.length;
-    sent.set(first, items);
-    try {
-      worker.postMessage({
-        first,
-        items: items.map(({ bytes, signature, key }) => ({ bytes, signature, key: key.publicKey })),
-      });
-    } catch {
-      fallBack();
+  /** Takes one message off the port; false when there was none or the helper is not believed. */
+  function receive(): boolean {
+    if (distrusted) return false;
+    const received = receiveMessageOnPort(port1);
+    if (!received) return false;
+    const message = received.message as Message;
+    const arena = message?.arena;
+    if (!(arena instanceof ArrayBuffer) || !Array.isArray(message.items)) {
+      distrust();
+      return false;
     }
-  }
-
-  type Message =
-    | { kind: 'signatures'; first: number; valid: Uint8Array }
-    | {
-        kind: 'artefacts';
-        done?: boolean;
-        batch: { index: number; artefacts: ({ bytes: Uint8Array; stamp: string } | { failed: true })[] }[];
-      };
-  worker.on('message', (message: Message) => {
-    if (message.kind === 'signatures') {
-      const items = sent.get(message.first);
-      // an answer to nothing asked, or of another length: the helper is not to be believed
-      if (!items || message.valid?.length !== items.length) return fallBack();
-      sent.delete(message.first);
-      counts.checked += items.length;
-      for (let index = 0; index < items.length; index++) items[index]!.resolve(message.valid[index] === 1);
-      if (sent.size === 0 && batch.length === 0) idle?.();
-      return;
-    }
-    for (const { index, artefacts } of message.batch) {
-      // delivered once, for a folder the helper claimed: anything else is out of turn
-      const outOfTurn =
+    for (const item of message.items) {
+      const index = item?.index;
+      // delivered once, for a folder the helper claimed, in the expected shape: else out of turn
+      if (
+        !Number.isInteger(index) ||
+        index < 0 ||
+        index >= dirs.length ||
         Atomics.load(claims, index) !== HELPER ||
-        delivered.has(index) ||
-        (taken.has(index) && !waiting.has(index));
-      if (outOfTurn) return fallBack();
-      const read = new Map<string, ReadArtefact>();
-      artefacts.forEach((artefact, position) => {
-        if ('bytes' in artefact)
-          read.set(files[position]!, {
-            bytes: Buffer.from(artefact.bytes.buffer, artefact.bytes.byteOffset, artefact.bytes.byteLength),
-            stamp: artefact.stamp,
-          });
-      });
-      counts.read++;
-      const resolve = waiting.get(index);
-      if (resolve) {
-        waiting.delete(index);
-        resolve(read);
-      } else delivered.set(index, read);
+        delivered[index] !== 0 ||
+        !Array.isArray(item.artefacts) ||
+        item.artefacts.length !== layout.files.length
+      ) {
+        distrust();
+        return false;
+      }
+      const artefacts = new Map<string, ReadArtefact>();
+      for (let position = 0; position < item.artefacts.length; position++) {
+        const entry = item.artefacts[position];
+        if (entry === null) continue;
+        const artefact = artefactOf(arena, entry);
+        if (!artefact) {
+          distrust();
+          return false;
+        }
+        artefacts.set(layout.files[position]!, artefact);
+      }
+      if (item.code !== null) {
+        const code = artefactOf(arena, item.code);
+        const name = item.code?.[3];
+        if (!code || typeof name !== 'string') {
+          distrust();
+          return false;
+        }
+        if (!artefacts.has(name)) artefacts.set(name, code);
+      }
+      const check = item.check === null ? undefined : checkOf(arena, item.check, trustedKeys.length);
+      if (item.check !== null && !check) {
+        distrust();
+        return false;
+      }
+      delivered[index] = 1;
+      ready.push({ index, artefacts, check });
+      counts.delivered++;
     }
-    if (message.done) {
-      readingDone = true;
-      // claimed by the helper and never delivered: read here
-      for (const resolve of waiting.values()) resolve(undefined);
-      waiting.clear();
-    }
-  });
-  // Stryker disable next-line StringLiteral: a helper that throws also exits, and 'exit' falls back
-  worker.on('error', fallBack);
-  worker.on('exit', fallBack);
+    if (message.done === true) finished = true;
+    return true;
+  }
+
+  function ended(): void {
+    exited = true;
+    wake?.();
+  }
+  worker.on('error', ended);
+  worker.on('exit', ended);
 
   return {
-    artefacts(index) {
-      if (stopped) return undefined;
-      // FREE: now this thread's to read; MINE: it already was
-      if (Atomics.compareExchange(claims, index, FREE, MINE) !== HELPER) return undefined;
-      // handed out before, or (the helper stopped) never coming: read here
-      if (taken.has(index)) return undefined;
-      taken.add(index);
-      const ready = delivered.get(index);
-      if (ready) {
-        delivered.delete(index);
-        return Promise.resolve(ready);
-      }
-      if (readingDone) return undefined;
-      return new Promise((resolve) => waiting.set(index, resolve));
-    },
-    check(bytes, signature, key) {
-      if (stopped) return checkHere({ bytes, signature, key });
-      return new Promise<boolean>((resolve) => {
-        batch.push({ bytes, signature, key, resolve });
-        // Stryker disable next-line ConditionalExpression,EqualityOperator,CallExpression: when a batch leaves changes only how soon the helper starts on it; the microtask below sends whatever is left
-        if (batch.length >= BATCH) flush();
-        // Stryker disable next-line ConditionalExpression: one queued flush or several, each sends what is there
-        else if (!flushQueued) {
-          // Stryker disable next-line BooleanLiteral: one queued flush or several, each sends what is there
-          flushQueued = true;
-          queueMicrotask(flush);
+    next() {
+      if (ready.length === 0) receive();
+      const delivery = ready.shift();
+      if (delivery) return { index: delivery.index, delivery };
+      // nothing waiting: the last folder nobody has claimed is this thread's
+      while (back >= 0) {
+        const index = back--;
+        const previous = Atomics.compareExchange(claims, index, FREE, MINE);
+        if (previous === FREE) {
+          counts.claimedHere++;
+          return { index };
         }
-      });
+        // the helper claims upwards: this and every folder below it are its own
+        if (previous === HELPER) back = -1;
+      }
+      // while the helper runs, the rest is coming from it
+      if (!distrusted && !exited) return undefined;
+      // the helper is gone (its messages all taken) or not believed: what it claimed and never
+      // delivered is done here
+      if (!finished && !closing) counts.failed = true;
+      while (orphan < dirs.length) {
+        const index = orphan++;
+        if (Atomics.load(claims, index) === HELPER && delivered[index] === 0) {
+          delivered[index] = 1;
+          counts.takenBack++;
+          return { index };
+        }
+      }
+      return undefined;
+    },
+    async wait() {
+      if (distrusted || exited) return false;
+      const seen = Atomics.load(signal, 0);
+      if (receive()) return true;
+      // (in Node since 16; the project's TypeScript library predates its types)
+      const bumped = (Atomics as unknown as AtomicsWithWaitAsync).waitAsync(signal, 0, seen, 50);
+      await Promise.race([
+        bumped.async ? bumped.value : undefined,
+        new Promise<void>((resolve) => {
+          wake = resolve;
+        }),
+      ]);
+      wake = undefined;
+      return true;
     },
     async close() {
-      if (!stopped && (sent.size > 0 || batch.length > 0))
-        await new Promise<void>((resolve) => {
-          idle = resolve;
-        });
-      stopped = true;
+      closing = true;
+      port1.close();
       await worker.terminate();
-      // none should be left; if one is, it is still answered, by a check here
-      checkOwedHere();
     },
     stats: () => ({ ...counts }),
   };

@@ -18,14 +18,16 @@ import {
   type SignatureStatement,
   signatureFileSchema,
   statementBytes,
+  verifySignedBytes,
   verifySignedBytesAsync,
 } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
 import {
   createVerifyWorker,
+  type HelperCheck,
+  type HelperDelivery,
   type ReadArtefact,
   VERIFY_WORKER_MIN,
-  type VerifyWorker,
 } from './verify-worker.ts';
 
 /** An executor version that passed every check, ready to invoke. */
@@ -72,8 +74,12 @@ interface Artefact {
   stamp: string;
 }
 
-/** The artefacts every version folder has under fixed names, which a helper thread may read ahead. */
-const PREREAD = [ARTEFACTS.manifest, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature];
+/** The artefacts every version folder has under fixed names, which a helper thread reads. */
+const HELPER_LAYOUT = {
+  files: [ARTEFACTS.manifest, ARTEFACTS.schema, ARTEFACTS.profileLock, ARTEFACTS.signature],
+  manifestFile: ARTEFACTS.manifest,
+  signatureFile: ARTEFACTS.signature,
+};
 
 /**
  * One artefact (see readArtefactFile: its identity from the same open file), or the one a
@@ -387,7 +393,7 @@ function prepare(
   const codeFileName = manifest.executor.entry;
   let code: Artefact;
   try {
-    code = readArtefact(dir, codeFileName);
+    code = readArtefact(dir, codeFileName, preread);
   } catch (error) {
     // a remembered manifest is unconfirmed: the file it names may not be the signed one
     if (manifest === remembered) return prepare(dir, { ...settings, verificationCache: undefined }, preread);
@@ -547,22 +553,60 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
 }
 
 /** Checks the signature of a prepared version, then everything after it. */
-async function complete(
-  prepared: Prepared,
-  settings: VerifySettings,
-  worker?: VerifyWorker,
-): Promise<VerifiedExecutor> {
+async function complete(prepared: Prepared, settings: VerifySettings): Promise<VerifiedExecutor> {
   const { statementBytes: statement, signature, key } = prepared;
-  const valid = worker
-    ? await worker.check(statement, signature, key)
-    : await verifySignedBytesAsync(statement, signature, key, settings.backend);
-  const executor = finish(prepared, valid);
+  return remember(
+    prepared,
+    finish(prepared, await verifySignedBytesAsync(statement, signature, key, settings.backend)),
+    settings,
+  );
+}
+
+/** Notes a version that passed every check in the verification cache, if there is one. */
+function remember(
+  prepared: Prepared,
+  executor: VerifiedExecutor,
+  settings: VerifySettings,
+): VerifiedExecutor {
   settings.verificationCache?.remember(executor.digests.manifest, JSON.stringify(executor.manifest), {
-    statement,
-    signature,
-    publicKey: key.publicKey,
+    statement: prepared.statementBytes,
+    signature: prepared.signature,
+    publicKey: prepared.key.publicKey,
   });
   return executor;
+}
+
+/**
+ * Whether the helper's check covers exactly what this thread derived from the same bytes:
+ * the statement, the signature and the very key object (the first trusted key of its id).
+ */
+function sameCheck(check: HelperCheck, prepared: Prepared, trustedKeys: readonly PublicKey[]): boolean {
+  return (
+    trustedKeys[check.keyIndex] === prepared.key &&
+    Buffer.from(check.statement).equals(prepared.statementBytes) &&
+    Buffer.from(check.signature).equals(prepared.signature)
+  );
+}
+
+/**
+ * Verifies one folder on this thread, synchronously, from what the helper delivered where it
+ * did: its bytes (each with its file's identity) and its signature check when that check is
+ * of this very statement; anything else is read or checked here. Never throws.
+ */
+function verifyHere(dir: string, settings: VerifySettings, delivery?: HelperDelivery): VerifyOutcome {
+  try {
+    const step = prepare(dir, settings, delivery?.artefacts);
+    if ('verified' in step) return { dir, executor: step.verified };
+    const { prepared } = step;
+    const check = delivery?.check;
+    const valid =
+      check && sameCheck(check, prepared, settings.trustedKeys)
+        ? check.valid
+        : verifySignedBytes(prepared.statementBytes, prepared.signature, prepared.key);
+    return { dir, executor: remember(prepared, finish(prepared, valid), settings) };
+  } catch (error) {
+    return { dir, error };
+  }
 }
 
 /**
@@ -585,11 +629,14 @@ export type VerifyOutcome =
   | { dir: string; executor: VerifiedExecutor; error?: undefined }
   | { dir: string; executor?: undefined; error: unknown };
 
+/** How long the calling thread works between two turns of the event loop, in milliseconds. */
+const SLICE_MS = 8;
+
 /**
- * Verifies many version directories at once, in order, never throwing for a
- * bad one. Each directory is read and checked on the calling thread while the
- * signatures of the ones before it are checked on libuv's thread pool, so a
- * whole catalog costs about the larger of the two rather than their sum.
+ * Verifies many version directories at once, never throwing for a bad one; the outcomes are
+ * in the order of `dirs`. With the `node` backend and enough folders, a helper thread does the
+ * folders from the first (reads and signature checks) while this thread does the rest from
+ * the last, and parses and checks what the helper delivered, so both cores work to the end.
  *
  * @example
  * const outcomes = await verifyExecutors(['executors/fs_read', 'executors/fs_list'], { trustedKeys });
@@ -597,36 +644,53 @@ export type VerifyOutcome =
 export async function verifyExecutors(
   dirs: readonly string[],
   settings: VerifySettings,
+  /** @internal tests replace the helper's program to make one that misbehaves */
+  helper: { program?: string } = {},
 ): Promise<VerifyOutcome[]> {
-  // Started first: it reads the fixed artefacts of the folders ahead of this thread and
-  // checks the signatures this thread hands it, each on another core.
+  // Started first, so it boots while this thread gets BLAKE3 ready and begins from the back.
   const worker =
     dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node'
-      ? createVerifyWorker(dirs, PREREAD)
+      ? createVerifyWorker(dirs, HELPER_LAYOUT, settings.trustedKeys, helper)
       : undefined;
   try {
     await prepareBlake3();
-    const pending: Promise<VerifyOutcome>[] = [];
-    // One folder at a time, in order: the helper stays ahead and this thread takes what it read.
-    for (let index = 0; index < dirs.length; index++) {
-      const dir = dirs[index]!;
-      const ahead = worker?.artefacts(index);
-      const preread = ahead && (await ahead);
-      pending.push(
-        (async (): Promise<VerifyOutcome> => {
-          try {
-            const step = prepare(dir, settings, preread);
-            return {
-              dir,
-              executor: 'verified' in step ? step.verified : await complete(step.prepared, settings, worker),
-            };
-          } catch (error) {
-            return { dir, error };
-          }
-        })(),
-      );
+    if (!worker) {
+      const pending: Promise<VerifyOutcome>[] = [];
+      for (const dir of dirs) {
+        // each folder is read and checked here while the signatures before it are checked on libuv's pool
+        pending.push(
+          (async (): Promise<VerifyOutcome> => {
+            try {
+              const step = prepare(dir, settings);
+              return {
+                dir,
+                executor: 'verified' in step ? step.verified : await complete(step.prepared, settings),
+              };
+            } catch (error) {
+              return { dir, error };
+            }
+          })(),
+        );
+      }
+      return await Promise.all(pending);
     }
-    return await Promise.all(pending);
+    const outcomes: (VerifyOutcome | undefined)[] = new Array(dirs.length);
+    let left = dirs.length;
+    let slice = performance.now();
+    while (left > 0) {
+      const step = worker.next();
+      if (step) {
+        outcomes[step.index] = verifyHere(dirs[step.index]!, settings, step.delivery);
+        left--;
+        // the event loop gets a turn now and then, so a server stays responsive during a reload
+        if (performance.now() - slice > SLICE_MS) {
+          await new Promise(setImmediate);
+          slice = performance.now();
+        }
+      } else if (!(await worker.wait())) break;
+    }
+    // anything the helper left neither delivered nor to be taken back is done here all the same
+    return outcomes.map((outcome, index) => outcome ?? verifyHere(dirs[index]!, settings));
   } finally {
     void worker?.close();
   }
