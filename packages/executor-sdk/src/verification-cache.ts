@@ -67,6 +67,8 @@ export interface VerificationCache {
   readonly disabled: string | undefined;
   /** How many versions were confirmed since opening, for reports and benchmarks. */
   readonly hits: number;
+  /** How many entries the cache file held when it was opened (0 for a new or unusable one). */
+  readonly stored: number;
 }
 
 interface Entry {
@@ -181,6 +183,7 @@ export async function openVerificationCache(settings: VerificationCacheSettings)
 
   return {
     disabled,
+    stored: stored.size,
     get hits() {
       return hits;
     },

@@ -157,6 +157,19 @@ describe('createVerifyWorker', () => {
     await worker.close();
   });
 
+  it('only reads when told not to check signatures (a filled signature cache needs none)', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const worker = createVerifyWorker(dirs, { ...LAYOUT, checkSignatures: false }, [key])!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.every((step) => step.delivery !== undefined && step.delivery.check === undefined)).toBe(
+      true,
+    );
+    expect(steps.every((step) => step.delivery!.artefacts.size === 5)).toBe(true);
+    await worker.close();
+  });
+
   it('leaves a check it cannot make, and a file it cannot read, to this thread', async () => {
     const key = await generateSigningKey();
     const other = await generateSigningKey();

@@ -149,7 +149,13 @@ function checkOf(
  */
 export function createVerifyWorker(
   dirs: readonly string[],
-  layout: { files: readonly string[]; manifestFile: string; signatureFile: string },
+  layout: {
+    files: readonly string[];
+    manifestFile: string;
+    signatureFile: string;
+    /** False: the helper only reads, and leaves every signature check to the calling thread. */
+    checkSignatures?: boolean;
+  },
   trustedKeys: readonly PublicKey[],
   options: { program?: string; cores?: number } = {},
 ): VerifyWorker | undefined {
@@ -163,6 +169,7 @@ export function createVerifyWorker(
       eval: options.program !== undefined,
       workerData: {
         ...layout,
+        checkSignatures: layout.checkSignatures ?? true,
         dirs,
         claims: claims.buffer,
         signal: signal.buffer,

@@ -502,6 +502,7 @@ function vouchingCache(manifest: unknown) {
     save: async () => ({ saved: false }),
     disabled: undefined,
     hits: 0,
+    stored: 0,
   };
   return { cache, remember };
 }

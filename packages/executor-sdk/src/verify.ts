@@ -650,7 +650,13 @@ export async function verifyExecutors(
   // Started first, so it boots while this thread gets BLAKE3 ready and begins from the back.
   const worker =
     dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node'
-      ? createVerifyWorker(dirs, HELPER_LAYOUT, settings.trustedKeys, helper)
+      ? createVerifyWorker(
+          dirs,
+          // with a filled signature cache, most folders need no Ed25519 at all: the helper only reads
+          { ...HELPER_LAYOUT, checkSignatures: (settings.verificationCache?.stored ?? 0) === 0 },
+          settings.trustedKeys,
+          helper,
+        )
       : undefined;
   try {
     await prepareBlake3();
