@@ -1,7 +1,13 @@
 // Reading one executor artefact with the identity of the very file read: shared by the
 // verifier (src/verify.ts) and its helper thread (verify-helper.mjs), which must describe
 // the same bytes the same way. node: built-ins only, so the helper starts in milliseconds.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+
+/**
+ * Opened without blocking: a FIFO (or a device) put where an artefact belongs would otherwise
+ * hold the thread in open() until something writes to it. A regular file reads the same.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /**
  * The identity of a file from a bigint stat: device, inode, size, modification and change
@@ -18,7 +24,7 @@ export function fileStamp(info) {
  * file is missing, unreadable or not a regular file.
  */
 export function readArtefactFile(path) {
-  const fd = openSync(path, 'r');
+  const fd = openSync(path, OPEN_FLAGS);
   try {
     const info = fstatSync(fd, { bigint: true });
     if (!info.isFile()) throw new Error('not a regular file');

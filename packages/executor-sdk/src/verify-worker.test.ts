@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,6 +68,32 @@ describe('verifying a whole catalog with the helper thread', () => {
       const alone = await verifyExecutor(dirs[index]!, { trustedKeys: [key] }).catch((error) => error);
       expect((outcomes[index]!.error as Error).message).toBe((alone as Error).message);
     }
+  });
+});
+
+describe('a FIFO where an artefact belongs', () => {
+  it('is refused as a missing artefact on either thread, and nothing waits for a writer', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    // the first folder falls to the helper, the last to this thread
+    for (const [dir, file] of [
+      [dirs[0]!, 'main.ts'],
+      [dirs.at(-1)!, 'manifest.sig'],
+    ] as const) {
+      await rm(join(dir, file));
+      execFileSync('mkfifo', [join(dir, file)]);
+    }
+    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] });
+    for (const [index, file] of [
+      [0, 'main.ts'],
+      [dirs.length - 1, 'manifest.sig'],
+    ] as const) {
+      expect(outcomes[index]!.error).toMatchObject({ reason: 'missing_artefact', artefact: file });
+    }
+    expect(outcomes.filter((outcome) => outcome.executor)).toHaveLength(dirs.length - 2);
+    await expect(verifyExecutor(dirs[0]!, { trustedKeys: [key] })).rejects.toMatchObject({
+      reason: 'missing_artefact',
+    });
   });
 });
 
