@@ -117,6 +117,12 @@ async function drain(worker: VerifyWorker) {
   }
 }
 
+/** Takes the helper's messages, without claiming anything, until `done()` holds or the helper is gone. */
+async function waitUntil(worker: VerifyWorker, done: () => boolean) {
+  const deadline = Date.now() + 20_000;
+  while (!done() && Date.now() < deadline) if (!(await worker.wait())) return;
+}
+
 /** Lets the helper finish everything it will do before this thread takes anything. */
 async function settle(worker: VerifyWorker) {
   while (await worker.wait()) {}
@@ -235,7 +241,7 @@ describe('the helper fails closed', () => {
     const body =
       'for (let i = 0; i < workerData.dirs.length; i++) claim(i); setTimeout(() => process.exit(1), 300);';
     const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await settle(worker);
     const steps = await drain(worker);
     expect(steps.map((step) => step.index)).toEqual(dirs.map((_, index) => index));
     expect(steps.every((step) => step.delivery === undefined)).toBe(true);
@@ -298,7 +304,7 @@ describe('the helper fails closed', () => {
         program: program(`${body} setInterval(() => {}, 1000);`),
       })!;
       // the helper is up and has sent its message before this thread takes anything
-      await worker.wait();
+      await waitUntil(worker, () => worker.stats().failed);
       const steps = await drain(worker);
       expect(steps.every((step) => step.delivery === undefined)).toBe(true);
       expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
@@ -312,7 +318,7 @@ describe('the helper fails closed', () => {
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); ${oneFolder()} const bad = { ...item, index: 1 }; send({ arena, items: [item, bad] }, [arena]); setInterval(() => {}, 1000);`;
     const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
-    await worker.wait();
+    await waitUntil(worker, () => worker.stats().failed);
     const steps = await drain(worker);
     expect(steps.every((step) => step.delivery === undefined)).toBe(true);
     expect(steps.filter((step) => step.index === 0)).toHaveLength(1);
@@ -327,14 +333,32 @@ describe('the helper fails closed', () => {
       `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item] }, [arena]);` +
       `setTimeout(() => { ${oneFolder()} send({ arena, items: [item] }, [arena]); }, 300); setInterval(() => {}, 1000);`;
     const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
-    await worker.wait();
+    await waitUntil(worker, () => worker.stats().delivered === 1);
     const first = worker.next();
     expect(first).toMatchObject({ index: 0, delivery: { index: 0 } });
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await waitUntil(worker, () => worker.stats().failed);
     const steps = await drain(worker);
     expect(steps.filter((step) => step.index === 0)).toHaveLength(0);
     expect(steps.filter((step) => step.index === 1)).toEqual([{ index: 1 }]);
     expect(worker.stats()).toMatchObject({ delivered: 1, failed: true });
+    await worker.close();
+  });
+
+  it('a helper that overwrites a claim this thread made: the folder is still handed out once', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    // waits for this thread to claim the last folder, takes the claim over, then delivers it and dies
+    const last = dirs.length - 1;
+    const body =
+      `const claims = new Int32Array(workerData.claims); while (Atomics.load(claims, ${last}) !== 1) {}` +
+      `claim(${last}); ${oneFolder(`item.index = ${last};`)} send({ arena, items: [item] }, [arena]); process.exit(0);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    expect(worker.next()).toEqual({ index: last });
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.filter((step) => step.index === last)).toHaveLength(0);
+    expect(steps).toHaveLength(dirs.length - 1);
+    expect(worker.stats()).toMatchObject({ delivered: 0, failed: true });
     await worker.close();
   });
 });

@@ -186,6 +186,8 @@ export function createVerifyWorker(
   /** Folders delivered by the helper, in the order they came, not yet handed out. */
   const ready: HelperDelivery[] = [];
   const delivered = new Uint8Array(dirs.length);
+  /** Folders handed out by next(): none is handed out twice, whatever the helper does to the claims. */
+  const handed = new Uint8Array(dirs.length);
   let back = dirs.length - 1;
   /** Once the helper is gone: the next folder to look at for ones it claimed and never delivered. */
   let orphan = 0;
@@ -227,6 +229,7 @@ export function createVerifyWorker(
         index >= dirs.length ||
         Atomics.load(claims, index) !== HELPER ||
         delivered[index] !== 0 ||
+        handed[index] !== 0 ||
         !Array.isArray(item.artefacts) ||
         item.artefacts.length !== layout.files.length
       ) {
@@ -277,13 +280,17 @@ export function createVerifyWorker(
     next() {
       if (ready.length === 0) receive();
       const delivery = ready.shift();
-      if (delivery) return { index: delivery.index, delivery };
+      if (delivery) {
+        handed[delivery.index] = 1;
+        return { index: delivery.index, delivery };
+      }
       // nothing waiting: the last folder nobody has claimed is this thread's
       while (back >= 0) {
         const index = back--;
         const previous = Atomics.compareExchange(claims, index, FREE, MINE);
         if (previous === FREE) {
           counts.claimedHere++;
+          handed[index] = 1;
           return { index };
         }
         // the helper claims upwards: this and every folder below it are its own
@@ -296,8 +303,8 @@ export function createVerifyWorker(
       if (!finished && !closing) counts.failed = true;
       while (orphan < dirs.length) {
         const index = orphan++;
-        if (Atomics.load(claims, index) === HELPER && delivered[index] === 0) {
-          delivered[index] = 1;
+        if (Atomics.load(claims, index) === HELPER && delivered[index] === 0 && handed[index] === 0) {
+          handed[index] = 1;
           counts.takenBack++;
           return { index };
         }
