@@ -190,6 +190,29 @@ describe('createVerifyWorker', () => {
     await worker.close();
   });
 
+  it('takes nothing back from a helper still at work: drained as it goes, every folder comes once', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    const worker = createVerifyWorker(dirs, LAYOUT, [key])!;
+    const steps: number[] = [];
+    // this thread takes a folder only now and then, so the helper is at work while it drains
+    for (;;) {
+      const step = worker.next();
+      if (step) {
+        steps.push(step.index);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      } else if (!(await worker.wait())) {
+        const last = worker.next();
+        if (!last) break;
+        steps.push(last.index);
+      }
+    }
+    expect(steps.sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    expect(worker.stats()).toMatchObject({ takenBack: 0, failed: false });
+    expect(worker.stats().delivered).toBeGreaterThan(0);
+    await worker.close();
+  });
+
   it('only reads when told not to check signatures (a filled signature cache needs none)', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
@@ -296,6 +319,77 @@ describe('the helper fails closed', () => {
       `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [0, 1], keyIndex: 0 };')} send({ arena, items: [item] }, [arena]);`,
     ],
     ['no buffer', `claim(0); ${oneFolder()} send({ arena: new Uint8Array(1), items: [item] });`],
+    ['no items', `claim(0); ${oneFolder()} send({ arena, items: null }, [arena]);`],
+    ['nothing in it', 'claim(0); send(null);'],
+    ['an item that is null', `claim(0); ${oneFolder()} send({ arena, items: [null] }, [arena]);`],
+    [
+      'an index that is not a whole number',
+      `claim(0); ${oneFolder('item.index = 0.5;')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a negative index',
+      `claim(0); ${oneFolder('item.index = -1;')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'an index past the last folder',
+      `claim(0); ${oneFolder('item.index = workerData.dirs.length;')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a negative offset',
+      `claim(0); ${oneFolder("item.artefacts[0] = [-1, 1, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'an offset that is not a number',
+      `claim(0); ${oneFolder("item.artefacts[0] = ['0', 1, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a length that is not a whole number',
+      `claim(0); ${oneFolder("item.artefacts[0] = [0, 0.5, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a negative length',
+      `claim(0); ${oneFolder("item.artefacts[0] = [1, -1, 's'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'an artefact that is not a list',
+      `claim(0); ${oneFolder("item.artefacts[0] = { bytes: [0, 1], stamp: 's' };")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a code file outside the buffer',
+      `claim(0); ${oneFolder("item.code = [0, 2, 's', 'main.ts'];")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check over bytes outside the buffer',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 2], signature: [0, 1], keyIndex: 0, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check of a signature outside the buffer',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [1, 1], keyIndex: 0, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check without a statement',
+      `claim(0); ${oneFolder('item.check = { signature: [0, 1], keyIndex: 0, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check without a signature',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], keyIndex: 0, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check with a negative key',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [0, 1], keyIndex: -1, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check with a key that is not a whole number',
+      `claim(0); ${oneFolder('item.check = { statement: [0, 1], signature: [0, 1], keyIndex: 0.5, valid: true };')} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check with a verdict that is not true or false',
+      `claim(0); ${oneFolder("item.check = { statement: [0, 1], signature: [0, 1], keyIndex: 0, valid: 'yes' };")} send({ arena, items: [item] }, [arena]);`,
+    ],
+    [
+      'a check that is not an object',
+      `claim(0); ${oneFolder('item.check = 1;')} send({ arena, items: [item] }, [arena]);`,
+    ],
   ] as const) {
     it(`a message with ${what}: nothing more is taken from the helper, and its folders are done here`, async () => {
       const key = await generateSigningKey();
@@ -312,6 +406,46 @@ describe('the helper fails closed', () => {
       await worker.close();
     });
   }
+
+  it('a bad message followed by a good one: the good one is not taken either', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body = `claim(0); { ${oneFolder('item.index = 5;')} send({ arena, items: [item] }, [arena]); } { ${oneFolder()} send({ arena, items: [item], done: true }, [arena]); } setInterval(() => {}, 1000);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await waitUntil(worker, () => worker.stats().failed);
+    // both messages are on the port before anything more is taken
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const steps = await drain(worker);
+    expect(steps.every((step) => step.delivery === undefined)).toBe(true);
+    expect(worker.stats()).toMatchObject({ delivered: 0, failed: true, takenBack: 1 });
+    await worker.close();
+  });
+
+  it('a helper that dies after delivering, without saying it is done: a failure, and the rest is done here', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body = `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item] }, [arena]); process.exit(0);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.filter((step) => step.delivery).map((step) => step.index)).toEqual([0]);
+    expect(worker.stats()).toMatchObject({ delivered: 1, takenBack: 1, failed: true });
+    await worker.close();
+  });
+
+  it('takes an empty file, and keeps the fixed artefact when the code file has the same name', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const body = `claim(0); ${oneFolder("item.artefacts[1] = [1, 0, 'empty']; item.code = [0, 1, 'code', 'manifest.toml'];")} send({ arena, items: [item], done: true }, [arena]);`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    const delivery = steps.find((step) => step.delivery)!.delivery!;
+    expect(delivery.artefacts.get('manifest.toml')).toMatchObject({ stamp: 'stamp' });
+    expect(delivery.artefacts.get('schema.json')).toEqual({ bytes: Buffer.alloc(0), stamp: 'empty' });
+    expect(worker.stats()).toMatchObject({ delivered: 1, failed: false });
+    await worker.close();
+  });
 
   it('a good folder followed by a bad one in the same message: the good one is not kept either', async () => {
     const key = await generateSigningKey();
