@@ -16,10 +16,10 @@ export interface ReadArtefact {
 
 /** A signature check the helper made, over the statement it built from manifest.sig. */
 export interface HelperCheck {
-  /** The statement bytes it checked. */
-  statement: Uint8Array;
-  /** The signature bytes it checked. */
-  signature: Uint8Array;
+  /** The statement bytes it checked (a view of the message's buffer). */
+  statement: Buffer;
+  /** The signature bytes it checked (a view of the message's buffer). */
+  signature: Buffer;
   /** The position, in the trusted keys it was given, of the key it checked with. */
   keyIndex: number;
   valid: boolean;
@@ -41,7 +41,7 @@ export interface VerifyWorkerStats {
   claimedHere: number;
   /** Folders the helper claimed and never delivered, done by the calling thread after it stopped. */
   takenBack: number;
-  /** Whether the helper stopped before it was closed (it crashed or broke the protocol). */
+  /** Whether the helper broke the protocol, or ended without saying it had done all it claimed. */
   failed: boolean;
 }
 

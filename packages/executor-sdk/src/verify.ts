@@ -583,8 +583,8 @@ function remember(
 function sameCheck(check: HelperCheck, prepared: Prepared, trustedKeys: readonly PublicKey[]): boolean {
   return (
     trustedKeys[check.keyIndex] === prepared.key &&
-    Buffer.from(check.statement).equals(prepared.statementBytes) &&
-    Buffer.from(check.signature).equals(prepared.signature)
+    check.statement.equals(prepared.statementBytes) &&
+    check.signature.equals(prepared.signature)
   );
 }
 
