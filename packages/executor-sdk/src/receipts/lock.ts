@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { threadId } from 'node:worker_threads';
 import { ReceiptError } from '../errors.ts';
 
 /** Settings of {@link withFileLock}. */
@@ -56,7 +57,7 @@ async function stealIfStale(path: string, alive: (pid: number) => boolean): Prom
  * names it, never an empty one that nobody could tell is stale. False when the lock is taken.
  */
 function takeLock(path: string, draft: string, token: string): boolean {
-  // a draft a killed run of a process with this id left behind
+  // a draft a killed run of a process (and thread) with these ids left behind
   rmSync(draft, { force: true });
   // exclusive: never through a link someone planted under the draft's name
   writeFileSync(draft, token, { flag: 'wx', mode: 0o600 });
@@ -89,7 +90,9 @@ export async function withFileLock<T>(
   const alive = settings.alive ?? processAlive;
   const token = `${process.pid} ${randomBytes(8).toString('hex')}`;
   const started = Date.now();
-  const draft = `${path}.${process.pid}.draft`;
+  // one draft per thread: threads of a process share its id, and takeLock never yields, so
+  // within one thread two calls cannot meet at the draft
+  const draft = `${path}.${process.pid}.${threadId}.draft`;
   for (let attempt = 0; ; attempt++) {
     // synchronous: a few tiny syscalls on every receipt cost less than their thread hops
     try {
