@@ -9,8 +9,10 @@
 //   Ed25519 (RFC 8032 rules, the `node` backend) and the first trusted key of that id.
 //
 // The calling thread claims folders from the last one at the same time, with a compare-and-swap
-// on a shared array, so no folder is done twice; the two meet where their work balances. Each
-// batch goes on the port, then the shared signal is bumped so a waiting caller wakes.
+// on a shared array, so no folder is done twice; they meet where their work balances. Other
+// helpers, on other cores, walk from the first too: a folder another one claimed is skipped.
+// Each batch goes on this helper's port, then the shared signal is bumped so a waiting caller
+// wakes.
 // Anything it cannot read it reports as `failed`, and a signature it cannot check it leaves
 // unchecked: the calling thread then does that itself, so every error comes from one place.
 import { createPublicKey, verify } from 'node:crypto';
@@ -18,13 +20,15 @@ import { workerData } from 'node:worker_threads';
 import { readArtefactFile } from './read-artefact.mjs';
 import { claimedStatement, statementBytes } from './statement.mjs';
 
-const { dirs, files, manifestFile, signatureFile, checkSignatures, claims, signal, port, keys } = workerData;
+const { dirs, files, manifestFile, signatureFile, checkSignatures, claims, signal, port, keys, mark } =
+  workerData;
 const manifestAt = files.indexOf(manifestFile);
 const signatureAt = files.indexOf(signatureFile);
 const claimed = new Int32Array(claims);
 const bumps = new Int32Array(signal);
 const FREE = 0;
-const HELPER = 2;
+/** This helper's mark in the shared array: each helper has its own, so its claims are known as its. */
+const HELPER = mark;
 
 /** Key id → [its position in the trusted list, the key]: the first key of an id, as the caller picks it. */
 const trusted = new Map();

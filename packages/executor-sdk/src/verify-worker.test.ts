@@ -10,6 +10,7 @@ import { verifyExecutor, verifyExecutors } from './verify.ts';
 import {
   createVerifyWorker,
   type HelperDelivery,
+  MAX_VERIFY_HELPERS,
   VERIFY_WORKER_MIN,
   type VerifyWorker,
 } from './verify-worker.ts';
@@ -132,7 +133,7 @@ async function settle(worker: VerifyWorker) {
 const program = (body: string) =>
   "const { workerData } = require('node:worker_threads');" +
   'const bumps = new Int32Array(workerData.signal);' +
-  'const claim = (i) => Atomics.store(new Int32Array(workerData.claims), i, 2);' +
+  'const claim = (i) => Atomics.store(new Int32Array(workerData.claims), i, workerData.mark);' +
   'const send = (message, transfer) => { workerData.port.postMessage(message, transfer); Atomics.add(bumps, 0, 1); Atomics.notify(bumps, 0); };' +
   body;
 
@@ -249,7 +250,10 @@ describe('the helper fails closed', () => {
   it('a helper that dies at once: every folder is done here', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program('process.exit(3);') })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], {
+      helpers: 1,
+      program: program('process.exit(3);'),
+    })!;
     await settle(worker);
     const steps = await drain(worker);
     expect(steps).toHaveLength(dirs.length);
@@ -263,7 +267,7 @@ describe('the helper fails closed', () => {
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body =
       'for (let i = 0; i < workerData.dirs.length; i++) claim(i); setTimeout(() => process.exit(1), 300);';
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await settle(worker);
     const steps = await drain(worker);
     expect(steps.map((step) => step.index)).toEqual(dirs.map((_, index) => index));
@@ -276,7 +280,7 @@ describe('the helper fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item], done: true }, [arena]);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await settle(worker);
     const steps = await drain(worker);
     const delivered = steps.filter((step) => step.delivery);
@@ -395,6 +399,7 @@ describe('the helper fails closed', () => {
       const key = await generateSigningKey();
       const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
       const worker = createVerifyWorker(dirs, LAYOUT, [key], {
+        helpers: 1,
         program: program(`${body} setInterval(() => {}, 1000);`),
       })!;
       // the helper is up and has sent its message before this thread takes anything
@@ -411,7 +416,7 @@ describe('the helper fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); { ${oneFolder('item.index = 5;')} send({ arena, items: [item] }, [arena]); } { ${oneFolder()} send({ arena, items: [item], done: true }, [arena]); } setInterval(() => {}, 1000);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await waitUntil(worker, () => worker.stats().failed);
     // both messages are on the port before anything more is taken
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -425,7 +430,7 @@ describe('the helper fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item] }, [arena]); process.exit(0);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await settle(worker);
     const steps = await drain(worker);
     expect(steps.filter((step) => step.delivery).map((step) => step.index)).toEqual([0]);
@@ -437,7 +442,7 @@ describe('the helper fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); ${oneFolder("item.artefacts[1] = [1, 0, 'empty']; item.code = [0, 1, 'code', 'manifest.toml'];")} send({ arena, items: [item], done: true }, [arena]);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await settle(worker);
     const steps = await drain(worker);
     const delivery = steps.find((step) => step.delivery)!.delivery!;
@@ -451,7 +456,7 @@ describe('the helper fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     const body = `claim(0); ${oneFolder()} const bad = { ...item, index: 1 }; send({ arena, items: [item, bad] }, [arena]); setInterval(() => {}, 1000);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await waitUntil(worker, () => worker.stats().failed);
     const steps = await drain(worker);
     expect(steps.every((step) => step.delivery === undefined)).toBe(true);
@@ -466,7 +471,7 @@ describe('the helper fails closed', () => {
     const body =
       `claim(0); claim(1); ${oneFolder()} send({ arena, items: [item] }, [arena]);` +
       `setTimeout(() => { ${oneFolder()} send({ arena, items: [item] }, [arena]); }, 300); setInterval(() => {}, 1000);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     await waitUntil(worker, () => worker.stats().delivered === 1);
     const first = worker.next();
     expect(first).toMatchObject({ index: 0, delivery: { index: 0 } });
@@ -486,7 +491,7 @@ describe('the helper fails closed', () => {
     const body =
       `const claims = new Int32Array(workerData.claims); while (Atomics.load(claims, ${last}) !== 1) {}` +
       `claim(${last}); ${oneFolder(`item.index = ${last};`)} send({ arena, items: [item] }, [arena]); process.exit(0);`;
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: program(body) })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { helpers: 1, program: program(body) })!;
     expect(worker.next()).toEqual({ index: last });
     await settle(worker);
     const steps = await drain(worker);
@@ -514,7 +519,10 @@ describe('a check from the helper counts only for the statement this thread deri
     const key = await generateSigningKey();
     const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
     await forgeSignature(dirs[0]!, key);
-    const worker = createVerifyWorker(dirs, LAYOUT, [key], { program: vouching("'not the statement'") })!;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], {
+      helpers: 1,
+      program: vouching("'not the statement'"),
+    })!;
     await settle(worker);
     const steps = await drain(worker);
     expect(steps.every((step) => step.delivery?.check?.valid === true)).toBe(true);
@@ -523,11 +531,116 @@ describe('a check from the helper counts only for the statement this thread deri
     const outcomes = await verifyExecutors(
       dirs,
       { trustedKeys: [key] },
-      { program: vouching("'not the statement'") },
+      { helpers: 1, program: vouching("'not the statement'") },
     );
     expect(VerificationError.isInstance(outcomes[0]!.error) && outcomes[0]!.error.reason).toBe(
       'signature_invalid',
     );
     expect(outcomes.slice(1).every((outcome) => outcome.executor !== undefined)).toBe(true);
+  });
+});
+
+describe('several helpers, on a machine with more cores', () => {
+  /** The real helper's program, for a helper that behaves (eval'd helpers are CommonJS: import() it). */
+  const honest = `import(${JSON.stringify(new URL('../runtime/verify-helper.mjs', import.meta.url).href)});`;
+
+  it('starts one helper per core beside this one, at most one per VERIFY_WORKER_MIN folders and at most MAX_VERIFY_HELPERS', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    for (const [cores, helpers] of [
+      [2, 1],
+      [3, 2],
+      [64, 2],
+    ] as const) {
+      const worker = createVerifyWorker(dirs, LAYOUT, [key], { cores })!;
+      expect(worker.stats().helpers).toBe(helpers);
+      await worker.close();
+    }
+    const many = createVerifyWorker(
+      Array.from({ length: VERIFY_WORKER_MIN * 16 }, () => dirs[0]!),
+      LAYOUT,
+      [key],
+      { cores: 64, program: 'setTimeout(() => {}, 1);' },
+    )!;
+    expect(many.stats().helpers).toBe(MAX_VERIFY_HELPERS);
+    await many.close();
+  });
+
+  it('two helpers and this thread: every folder handed out exactly once, and the outcomes those of verifying each alone', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    await forgeSignature(dirs[9]!, key);
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { cores: 3, helpers: 2 })!;
+    const steps = await drain(worker);
+    expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    const stats = worker.stats();
+    expect(stats).toMatchObject({ helpers: 2, takenBack: 0, failed: false });
+    expect(stats.delivered + stats.claimedHere).toBe(dirs.length);
+    await worker.close();
+    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] }, { helpers: 2 });
+    for (const [index, dir] of dirs.entries()) {
+      const alone = await verifyExecutor(dir, { trustedKeys: [key] }).catch((error: unknown) => error);
+      if (index === 9) {
+        expect(VerificationError.isInstance(outcomes[index]!.error) && outcomes[index]!.error.reason).toBe(
+          'signature_invalid',
+        );
+      } else expect(outcomes[index]!.executor!.stamps).toBe((alone as { stamps: string }).stamps);
+    }
+  });
+
+  it('a helper that delivers a folder another helper claimed is dropped; the folder is not taken from it', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    // the first helper claims folder 0 and ends without delivering it; the second, once that
+    // claim is there, delivers folder 0 as its own
+    const body =
+      'const claims = new Int32Array(workerData.claims);' +
+      'if (workerData.mark === 2) { claim(0); setTimeout(() => process.exit(0), 300); }' +
+      `else { while (Atomics.load(claims, 0) !== 2) {} ${oneFolder()} send({ arena, items: [item] }, [arena]); setInterval(() => {}, 1000); }`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { cores: 3, helpers: 2, program: program(body) })!;
+    await waitUntil(worker, () => worker.stats().failed);
+    const steps = await drain(worker);
+    expect(steps.some((step) => step.delivery)).toBe(false);
+    expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    expect(worker.stats()).toMatchObject({ helpers: 2, delivered: 0, takenBack: 1, failed: true });
+    await worker.close();
+  });
+
+  it("a helper dropped for a bad message loses only its own deliveries: the other helper's stay", async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    // the second helper waits until the real one is well under way, then sends garbage
+    const body =
+      'const claims = new Int32Array(workerData.claims);' +
+      `if (workerData.mark === 2) { ${honest} }` +
+      'else { while (Atomics.load(claims, 40) !== 2) {} setTimeout(() => send({ arena: 1, items: [] }), 50); setInterval(() => {}, 1000); }';
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { cores: 3, helpers: 2, program: program(body) })!;
+    // nothing is handed out until both are gone: the real helper's deliveries wait beside the garbage
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.map((step) => step.index)).toEqual(dirs.map((_, index) => index));
+    expect(steps.every((step) => step.delivery !== undefined)).toBe(true);
+    expect(worker.stats()).toMatchObject({ helpers: 2, delivered: dirs.length, takenBack: 0, failed: true });
+    await worker.close();
+  });
+
+  it('a helper that claims folders and dies: they are taken back while the other helper goes on', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN * 2, key);
+    // the second helper claims the first folders before the first can, then dies undelivered;
+    // the first is the real helper, held back until then
+    const body =
+      'const claims = new Int32Array(workerData.claims);' +
+      'if (workerData.mark === 3) { for (let i = 0; i < 8; i++) claim(i); process.exit(1); }' +
+      `else { while (Atomics.load(claims, 7) !== 3) {} ${honest} }`;
+    const worker = createVerifyWorker(dirs, LAYOUT, [key], { cores: 3, helpers: 2, program: program(body) })!;
+    await settle(worker);
+    const steps = await drain(worker);
+    expect(steps.map((step) => step.index).sort((a, b) => a - b)).toEqual(dirs.map((_, index) => index));
+    const takenBack = steps.filter((step) => step.index < 8);
+    expect(takenBack.every((step) => step.delivery === undefined)).toBe(true);
+    const stats = worker.stats();
+    expect(stats).toMatchObject({ helpers: 2, delivered: dirs.length - 8, takenBack: 8, failed: true });
+    await worker.close();
   });
 });

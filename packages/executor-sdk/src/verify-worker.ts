@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { PublicKey } from './keys.ts';
 
 /** The helper thread's program (see runtime/verify-helper.mjs); beside `dist/` and `src/` alike. */
@@ -33,15 +33,17 @@ export interface HelperDelivery {
   check?: HelperCheck;
 }
 
-/** What the helper did and what fell back to the calling thread; see {@link VerifyWorker.stats}. */
+/** What the helpers did and what fell back to the calling thread; see {@link VerifyWorker.stats}. */
 export interface VerifyWorkerStats {
-  /** Folders the helper read (and checked where it could) and delivered. */
+  /** How many helper threads were started. */
+  helpers: number;
+  /** Folders the helpers read (and checked where they could) and delivered. */
   delivered: number;
   /** Folders the calling thread claimed from the back while the helper worked from the front. */
   claimedHere: number;
-  /** Folders the helper claimed and never delivered, done by the calling thread after it stopped. */
+  /** Folders a helper claimed and never delivered, done by the calling thread after it stopped. */
   takenBack: number;
-  /** Whether the helper broke the protocol, or ended without saying it had done all it claimed. */
+  /** Whether a helper broke the protocol, or ended without saying it had done all it claimed. */
   failed: boolean;
 }
 
@@ -73,10 +75,13 @@ interface AtomicsWithWaitAsync {
   ): { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 }
 
-/** A claim in the shared array: nobody yet, the calling thread, the helper. */
+/** A claim in the shared array: nobody yet, the calling thread, or a helper (the first is 2, the next 3, …). */
 const FREE = 0;
 const MINE = 1;
-const HELPER = 2;
+const FIRST_HELPER = 2;
+
+/** The most helper threads one verification starts, however many cores there are. */
+export const MAX_VERIFY_HELPERS = 7;
 
 /** A part of a message's buffer: [offset, length]. */
 type Span = [number, number];
@@ -128,19 +133,21 @@ function checkOf(
 }
 
 /**
- * Starts a helper thread for verifying `dirs`. The helper works from the first folder: it
- * reads the fixed artefacts `files` and the code file, and checks the signature with the
- * `trustedKeys`. The calling thread takes what the helper delivered and, whenever nothing is
- * waiting, claims the last folder nobody has claimed and does it whole itself; the two meet
- * where their work balances, so both cores stay busy to the end. Returns undefined where
- * there is only one core, or when the helper cannot start.
+ * Starts helper threads for verifying `dirs`: one per core beside the calling thread's, at most
+ * {@link MAX_VERIFY_HELPERS} and at most one per {@link VERIFY_WORKER_MIN} folders. Each helper
+ * works from the first folder: it reads the fixed artefacts `files` and the code file, and
+ * checks the signature with the `trustedKeys`. The calling thread takes what the helpers
+ * delivered and, whenever nothing is waiting, claims the last folder nobody has claimed and does
+ * it whole itself; they meet where their work balances, so every core stays busy to the end.
+ * Returns undefined where there is only one core, or when no helper can start.
  *
- * Fails closed: when the helper stops early or delivers out of turn (a folder it did not
- * claim, one twice, or malformed), nothing more is taken from it and every folder it claimed
- * and did not deliver is done by the calling thread. A delivered check counts only where it
- * covers exactly the statement, signature and key the calling thread derives from the same
- * bytes (see verify.ts); bytes are only ever ones read from the file with their own identity.
- * `options.program` replaces the helper's program (tests use it to make one that misbehaves).
+ * Fails closed: when a helper stops early or delivers out of turn (a folder it did not claim,
+ * one twice, or malformed), nothing more is taken from it and every folder it claimed and did
+ * not deliver is done by the calling thread; the other helpers go on. A delivered check counts
+ * only where it covers exactly the statement, signature and key the calling thread derives from
+ * the same bytes (see verify.ts); bytes are only ever ones read from the file with their own
+ * identity. `options.program` replaces the helpers' program (tests use it to make one that
+ * misbehaves); `options.helpers` sets how many start.
  *
  * @example
  * const worker = createVerifyWorker(dirs, { files: ['manifest.toml', 'manifest.sig'], manifestFile: 'manifest.toml', signatureFile: 'manifest.sig' }, trustedKeys);
@@ -153,90 +160,132 @@ export function createVerifyWorker(
     files: readonly string[];
     manifestFile: string;
     signatureFile: string;
-    /** False: the helper only reads, and leaves every signature check to the calling thread. */
+    /** False: the helpers only read, and leave every signature check to the calling thread. */
     checkSignatures?: boolean;
   },
   trustedKeys: readonly PublicKey[],
-  options: { program?: string; cores?: number } = {},
+  options: { program?: string; cores?: number; helpers?: number } = {},
 ): VerifyWorker | undefined {
-  if ((options.cores ?? availableParallelism()) < 2) return undefined;
+  const cores = options.cores ?? availableParallelism();
+  if (cores < 2) return undefined;
+  const wanted =
+    options.helpers ??
+    Math.max(1, Math.min(cores - 1, MAX_VERIFY_HELPERS, Math.floor(dirs.length / VERIFY_WORKER_MIN)));
   const claims = new Int32Array(new SharedArrayBuffer(4 * dirs.length));
   const signal = new Int32Array(new SharedArrayBuffer(4));
-  const { port1, port2 } = new MessageChannel();
-  let worker: Worker;
-  try {
-    worker = new Worker(options.program ?? HELPER_PROGRAM, {
-      eval: options.program !== undefined,
-      workerData: {
-        ...layout,
-        checkSignatures: layout.checkSignatures ?? true,
-        dirs,
-        claims: claims.buffer,
-        signal: signal.buffer,
-        port: port2,
-        keys: trustedKeys.map((key) => ({ keyId: key.keyId, publicKey: key.publicKey })),
-      },
-      transferList: [port2],
-    });
-    // Stryker disable BlockStatement,CallExpression: the Worker constructor throws only where threads cannot start at all, which no test here can make
-  } catch {
-    port1.close();
-    return undefined;
+  const keys = trustedKeys.map((key) => ({ keyId: key.keyId, publicKey: key.publicKey }));
+
+  /** One helper thread: its claims carry `mark`; what it says comes on `port`. */
+  interface Helper {
+    mark: number;
+    worker: Worker;
+    port: MessagePort;
+    /** It broke the protocol: nothing more is taken from it. */
+    distrusted: boolean;
+    /** Its thread ended (or failed); what it sent before is still on its port. */
+    exited: boolean;
+    /** It said it had done every folder it claimed. */
+    finished: boolean;
+    /** Once it is gone: the next folder to look at for ones it claimed and never delivered. */
+    orphan: number;
   }
-  // Stryker restore BlockStatement,CallExpression
-  const counts: VerifyWorkerStats = { delivered: 0, claimedHere: 0, takenBack: 0, failed: false };
-  /** Folders delivered by the helper, in the order they came, not yet handed out. */
-  const ready: HelperDelivery[] = [];
+  const helpers: Helper[] = [];
+  for (let position = 0; position < wanted; position++) {
+    const { port1, port2 } = new MessageChannel();
+    const mark = FIRST_HELPER + position;
+    try {
+      const worker = new Worker(options.program ?? HELPER_PROGRAM, {
+        eval: options.program !== undefined,
+        workerData: {
+          ...layout,
+          checkSignatures: layout.checkSignatures ?? true,
+          dirs,
+          claims: claims.buffer,
+          signal: signal.buffer,
+          port: port2,
+          keys,
+          mark,
+        },
+        transferList: [port2],
+      });
+      helpers.push({
+        mark,
+        worker,
+        port: port1,
+        distrusted: false,
+        exited: false,
+        finished: false,
+        orphan: 0,
+      });
+      // Stryker disable BlockStatement,CallExpression: the Worker constructor throws only where threads cannot start at all, which no test here can make
+    } catch {
+      port1.close();
+      break;
+    }
+    // Stryker restore BlockStatement,CallExpression
+  }
+  if (helpers.length === 0) return undefined;
+  const counts: VerifyWorkerStats = {
+    helpers: helpers.length,
+    delivered: 0,
+    claimedHere: 0,
+    takenBack: 0,
+    failed: false,
+  };
+  /** Folders delivered by the helpers, in the order they came, not yet handed out, with who delivered them. */
+  const ready: { delivery: HelperDelivery; from: Helper }[] = [];
   const delivered = new Uint8Array(dirs.length);
-  /** Folders handed out by next(): none is handed out twice, whatever the helper does to the claims. */
+  /** Folders handed out by next(): none is handed out twice, whatever a helper does to the claims. */
   const handed = new Uint8Array(dirs.length);
   let back = dirs.length - 1;
-  /** Once the helper is gone: the next folder to look at for ones it claimed and never delivered. */
-  let orphan = 0;
-  /** The helper broke the protocol: nothing more is taken from it. */
-  let distrusted = false;
-  /** The helper thread ended (or failed); what it sent before is still on the port. */
-  let exited = false;
-  let finished = false;
+  /** The helper that the next receive() looks at first, so none is left waiting behind another. */
+  let turn = 0;
   let wake: (() => void) | undefined;
 
-  /** Drops the helper for breaking the protocol; returns false, for receive() to return. */
-  function distrust(): false {
+  /** Nothing more can come from this helper: it broke the protocol, or it ended and its port is empty. */
+  const gone = (helper: Helper) => helper.distrusted || helper.exited;
+
+  /** Drops a helper for breaking the protocol; returns false, for take() to return. */
+  function distrust(helper: Helper): false {
     counts.failed = true;
-    distrusted = true;
+    helper.distrusted = true;
     // delivered but not handed out yet: done again here, from the files
-    for (const delivery of ready) delivered[delivery.index] = 0;
-    counts.delivered -= ready.length;
-    ready.length = 0;
+    for (let position = ready.length - 1; position >= 0; position--) {
+      const entry = ready[position]!;
+      if (entry.from !== helper) continue;
+      delivered[entry.delivery.index] = 0;
+      counts.delivered--;
+      ready.splice(position, 1);
+    }
     wake?.();
-    // Stryker disable next-line BooleanLiteral: after this, every receive() returns false before reading anything
+    // Stryker disable next-line BooleanLiteral: after this, every take() from this helper returns false before reading anything
     return false;
   }
 
-  /** Takes one message off the port; false when there was none or the helper is not believed. */
-  function receive(): boolean {
-    if (distrusted) return false;
-    const received = receiveMessageOnPort(port1);
+  /** Takes one message off one helper's port; false when there was none or the helper is not believed. */
+  function take(helper: Helper): boolean {
+    if (helper.distrusted) return false;
+    const received = receiveMessageOnPort(helper.port);
     if (!received) return false;
     const message = received.message as Message;
     const arena = message?.arena;
     if (!(arena instanceof ArrayBuffer) || !Array.isArray(message.items)) {
-      return distrust();
+      return distrust(helper);
     }
     for (const item of message.items) {
       const index = item?.index;
-      // delivered once, for a folder the helper claimed, in the expected shape: else out of turn
+      // delivered once, for a folder this helper claimed, in the expected shape: else out of turn
       if (
         !Number.isInteger(index) ||
         index < 0 ||
         index >= dirs.length ||
-        Atomics.load(claims, index) !== HELPER ||
+        Atomics.load(claims, index) !== helper.mark ||
         delivered[index] !== 0 ||
         handed[index] !== 0 ||
         !Array.isArray(item.artefacts) ||
         item.artefacts.length !== layout.files.length
       ) {
-        return distrust();
+        return distrust(helper);
       }
       const artefacts = new Map<string, ReadArtefact>();
       for (let position = 0; position < item.artefacts.length; position++) {
@@ -244,7 +293,7 @@ export function createVerifyWorker(
         if (entry === null) continue;
         const artefact = artefactOf(arena, entry);
         if (!artefact) {
-          return distrust();
+          return distrust(helper);
         }
         artefacts.set(layout.files[position]!, artefact);
       }
@@ -252,38 +301,50 @@ export function createVerifyWorker(
         const code = artefactOf(arena, item.code);
         const name = item.code?.[3];
         if (!code || typeof name !== 'string') {
-          return distrust();
+          return distrust(helper);
         }
         if (!artefacts.has(name)) artefacts.set(name, code);
       }
       const check = item.check === null ? undefined : checkOf(arena, item.check, trustedKeys.length);
       if (item.check !== null && !check) {
-        return distrust();
+        return distrust(helper);
       }
       delivered[index] = 1;
-      ready.push({ index, artefacts, check });
+      ready.push({ delivery: { index, artefacts, check }, from: helper });
       counts.delivered++;
     }
-    if (message.done === true) finished = true;
+    if (message.done === true) helper.finished = true;
     return true;
   }
 
-  function ended(): void {
-    exited = true;
-    wake?.();
+  /** Takes one message from the first helper, in turn, that has one; false when none had. */
+  function receive(): boolean {
+    for (let looked = 0; looked < helpers.length; looked++) {
+      const helper = helpers[turn]!;
+      turn = (turn + 1) % helpers.length;
+      if (take(helper)) return true;
+    }
+    return false;
   }
-  // Stryker disable next-line StringLiteral: a helper that throws also exits, and 'exit' is handled the same
-  worker.on('error', ended);
-  worker.on('exit', ended);
+
+  for (const helper of helpers) {
+    const ended = () => {
+      helper.exited = true;
+      wake?.();
+    };
+    // Stryker disable next-line StringLiteral: a helper that throws also exits, and 'exit' is handled the same
+    helper.worker.on('error', ended);
+    helper.worker.on('exit', ended);
+  }
 
   return {
     next() {
       // Stryker disable next-line ConditionalExpression,EqualityOperator,CallExpression: wait() also takes messages; taking them here too only lets this thread start on them sooner
       if (ready.length === 0) receive();
-      const delivery = ready.shift();
-      if (delivery) {
-        handed[delivery.index] = 1;
-        return { index: delivery.index, delivery };
+      const entry = ready.shift();
+      if (entry) {
+        handed[entry.delivery.index] = 1;
+        return { index: entry.delivery.index, delivery: entry.delivery };
       }
       // nothing waiting: the last folder nobody has claimed is this thread's
       while (back >= 0) {
@@ -294,27 +355,29 @@ export function createVerifyWorker(
           handed[index] = 1;
           return { index };
         }
-        // the helper claims upwards: this and every folder below it are its own
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: going on down finds only the helper's claims, which the compare-and-swap refuses
-        if (previous === HELPER) back = -1;
+        // the helpers claim upwards, each past every folder claimed before it: this and every
+        // folder below it are claimed already
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: going on down finds only helpers' claims, which the compare-and-swap refuses
+        if (previous >= FIRST_HELPER) back = -1;
       }
-      // while the helper runs, the rest is coming from it
-      if (!distrusted && !exited) return undefined;
-      // the helper is gone (its messages all taken) or not believed: what it claimed and never
-      // delivered is done here
-      if (!finished) counts.failed = true;
-      while (orphan < dirs.length) {
-        const index = orphan++;
-        if (Atomics.load(claims, index) === HELPER && delivered[index] === 0 && handed[index] === 0) {
-          handed[index] = 1;
-          counts.takenBack++;
-          return { index };
+      // a helper that is gone (its messages all taken) or not believed: what it claimed and
+      // never delivered is done here, while the others go on
+      for (const helper of helpers) {
+        if (!gone(helper)) continue;
+        if (!helper.finished) counts.failed = true;
+        while (helper.orphan < dirs.length) {
+          const index = helper.orphan++;
+          if (Atomics.load(claims, index) === helper.mark && delivered[index] === 0 && handed[index] === 0) {
+            handed[index] = 1;
+            counts.takenBack++;
+            return { index };
+          }
         }
       }
       return undefined;
     },
     async wait() {
-      if (distrusted || exited) return false;
+      if (helpers.every(gone)) return false;
       const seen = Atomics.load(signal, 0);
       if (receive()) return true;
       // (in Node since 16; the project's TypeScript library predates its types)
@@ -329,9 +392,11 @@ export function createVerifyWorker(
       return true;
     },
     async close() {
-      // Stryker disable next-line CallExpression: a port nobody listens on keeps nothing alive; closing it only frees it sooner
-      port1.close();
-      await worker.terminate();
+      for (const helper of helpers) {
+        // Stryker disable next-line CallExpression: a port nobody listens on keeps nothing alive; closing it only frees it sooner
+        helper.port.close();
+      }
+      await Promise.all(helpers.map((helper) => helper.worker.terminate()));
     },
     stats: () => ({ ...counts }),
   };

@@ -634,9 +634,10 @@ const SLICE_MS = 8;
 
 /**
  * Verifies many version directories at once, never throwing for a bad one; the outcomes are
- * in the order of `dirs`. With the `node` backend and enough folders, a helper thread does the
- * folders from the first (reads and signature checks) while this thread does the rest from
- * the last, and parses and checks what the helper delivered, so both cores work to the end.
+ * in the order of `dirs`. With the `node` backend and enough folders, helper threads (one per
+ * other core) do the folders from the first (reads and signature checks) while this thread
+ * does the rest from the last, and parses and checks what the helpers delivered, so every core
+ * works to the end.
  *
  * @example
  * const outcomes = await verifyExecutors(['executors/fs_read', 'executors/fs_list'], { trustedKeys });
@@ -644,8 +645,8 @@ const SLICE_MS = 8;
 export async function verifyExecutors(
   dirs: readonly string[],
   settings: VerifySettings,
-  /** @internal tests replace the helper's program to make one that misbehaves */
-  helper: { program?: string } = {},
+  /** @internal tests replace the helpers' program to make one that misbehaves, or set how many start */
+  helper: { program?: string; helpers?: number } = {},
 ): Promise<VerifyOutcome[]> {
   // Started first, so it boots while this thread gets BLAKE3 ready and begins from the back.
   const worker =
