@@ -177,7 +177,7 @@ async function scan(
     if (RESERVED_DIRS.has(name) || name.startsWith('.') || !isDir(root, entry)) continue;
     const dir = join(root, name);
     // The common flat layout costs one existence check; only the rest need a listing.
-    if (existsSync(join(dir, ARTEFACTS.manifest))) {
+    if (existsSync(`${dir}/${ARTEFACTS.manifest}`)) {
       candidates.push({ name, dir, folderVersion: undefined });
       continue;
     }

@@ -71,6 +71,8 @@ export type Manifest = z.infer<typeof manifestSchema>;
 
 /** Compares two semantic versions (pre-release tags sort before the release). */
 export function compareVersions(left: string, right: string): number {
+  // the usual answer when a catalog sorts its versions, without splitting either
+  if (left === right) return 0;
   const split = (version: string) => {
     const [core = '', pre] = version.split('+')[0]!.split(/-(.*)/s);
     return { parts: core.split('.').map(Number), pre };

@@ -25,6 +25,23 @@ async function refusal(dir: string, trustedKeys: Parameters<typeof verifyExecuto
   throw new Error(`${dir} verified but should have been refused`);
 }
 
+describe('the folder as given', () => {
+  it('names the code file and a manifest error inside the folder, with or without a trailing slash', async () => {
+    const root = await temp.make();
+    const { dir, key } = await writeSignedExecutor({ root, name: 'echo' });
+    for (const given of [dir, `${dir}/`]) {
+      const executor = await verifyExecutor(given, { trustedKeys: [key] });
+      expect(executor.codeFile).toBe(join(dir, 'main.ts'));
+    }
+    await writeFile(join(dir, 'manifest.toml'), 'not = [toml');
+    for (const given of [dir, `${dir}/`]) {
+      const error = await refusal(given, [key]);
+      expect(error.message).toContain(`${join(dir, 'manifest.toml')}`);
+      expect(error.message).not.toContain('//');
+    }
+  });
+});
+
 describe('signing', () => {
   it('writes [sandbox].hash, profile.lock and manifest.sig, and the folder then verifies', async () => {
     const root = await temp.make();
