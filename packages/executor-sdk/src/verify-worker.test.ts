@@ -33,7 +33,7 @@ describe('verifying a whole catalog with the helper thread', () => {
   it('gives, folder by folder, exactly what verifying each alone gives: the same bytes, digests and file identities', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(COUNT, key);
-    const together = await verifyExecutors(dirs, { trustedKeys: [key] });
+    const together = await verifyExecutors(dirs, { trustedKeys: [key] }, { helpers: 1 });
     expect(together.every((outcome) => outcome.executor !== undefined)).toBe(true);
     for (const [index, dir] of dirs.entries()) {
       const alone = await verifyExecutor(dir, { trustedKeys: [key] });
@@ -55,7 +55,7 @@ describe('verifying a whole catalog with the helper thread', () => {
     await writeFile(join(dirs[40]!, 'main.ts'), 'export default {};\n');
     await rm(join(dirs[70]!, 'profile.lock'));
     await rm(join(dirs[COUNT - 1]!, 'manifest.sig'));
-    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] });
+    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] }, { helpers: 1 });
     const reasons = outcomes.map((outcome) =>
       outcome.error ? (VerificationError.isInstance(outcome.error) ? outcome.error.reason : 'other') : 'ok',
     );
@@ -84,7 +84,7 @@ describe('a FIFO where an artefact belongs', () => {
       await rm(join(dir, file));
       execFileSync('mkfifo', [join(dir, file)]);
     }
-    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] });
+    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] }, { helpers: 1 });
     for (const [index, file] of [
       [0, 'main.ts'],
       [dirs.length - 1, 'manifest.sig'],

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { unsupportedKeywords } from '../runtime/json-schema.mjs';
 import { fileStamp, readArtefactFile } from '../runtime/read-artefact.mjs';
@@ -22,6 +23,11 @@ import {
   verifySignedBytesAsync,
 } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
+import {
+  createSignatureThread,
+  type SignatureThread,
+  type SignatureThreadStats,
+} from './signature-thread.ts';
 import {
   createVerifyWorker,
   type HelperCheck,
@@ -642,6 +648,100 @@ export type VerifyOutcome =
 const SLICE_MS = 8;
 
 /**
+ * From this many cores on, a whole catalog is shared with helper threads that read folders too
+ * (see verify-worker.ts); on two, with a thread that only checks signatures
+ * ({@link verifyWithSignatureThread}).
+ */
+export const VERIFY_HELPERS_FROM_CORES = 3;
+
+/**
+ * Verifies `dirs` on this thread, handing each Ed25519 check to the signature thread as soon as
+ * the folder is read and checked up to it; at the end the checks the thread has not come to are
+ * done here, from the last. Never throws for a bad folder.
+ *
+ * On two cores this beats a helper that reads folders as well: that helper's second V8 isolate
+ * compiles its own copy of the reading, and the messages between the threads cost both sides;
+ * this thread only runs OpenSSL, one check at a time, so it keeps to one core and leaves the
+ * other to this one.
+ */
+async function verifyWithSignatureThread(
+  dirs: readonly string[],
+  settings: VerifySettings,
+  thread: SignatureThread,
+): Promise<VerifyOutcome[]> {
+  const outcomes: VerifyOutcome[] = new Array(dirs.length);
+  /** Folders checked up to their signature, in order; the first `done` of them are complete. */
+  const waiting: { index: number; prepared: Prepared; ticket: number | undefined; keyIndex: number }[] = [];
+  let done = 0;
+  const complete = (position: number, valid: boolean) => {
+    const { index, prepared } = waiting[position]!;
+    try {
+      outcomes[index] = {
+        dir: prepared.dir,
+        executor: remember(prepared, finish(prepared, valid), settings),
+      };
+    } catch (error) {
+      outcomes[index] = { dir: prepared.dir, error };
+    }
+  };
+  const answerOf = (position: number): boolean | undefined => {
+    const { prepared, ticket, keyIndex } = waiting[position]!;
+    return ticket === undefined
+      ? undefined
+      : thread.answer(ticket, prepared.statementBytes, prepared.signature, keyIndex);
+  };
+  const checkHere = (position: number): boolean => {
+    const { prepared } = waiting[position]!;
+    return verifySignedBytes(prepared.statementBytes, prepared.signature, prepared.key);
+  };
+  let slice = performance.now();
+  for (let index = 0; index < dirs.length; index++) {
+    const dir = dirs[index]!;
+    try {
+      const step = prepare(dir, settings);
+      if ('verified' in step) outcomes[index] = { dir, executor: step.verified };
+      else {
+        const { prepared } = step;
+        const keyIndex = settings.trustedKeys.indexOf(prepared.key);
+        const ticket = thread.submit(prepared.statementBytes, prepared.signature, keyIndex);
+        waiting.push({ index, prepared, ticket, keyIndex });
+      }
+    } catch (error) {
+      outcomes[index] = { dir, error };
+    }
+    // what the thread has answered is finished here as it comes, in order; a folder it could
+    // not take is checked here in its turn
+    while (done < waiting.length) {
+      const answer = answerOf(done);
+      if (answer !== undefined) complete(done, answer);
+      else if (waiting[done]!.ticket === undefined) complete(done, checkHere(done));
+      else break;
+      done++;
+    }
+    // the event loop gets a turn now and then, so a server stays responsive during a reload
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,BlockStatement: when the event loop gets a turn changes no outcome
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise(setImmediate);
+      slice = performance.now();
+    }
+  }
+  // The checks the thread has not come to are done here, from the last, while it goes on from
+  // the front; once it has one, it has every one before it.
+  const here: (boolean | undefined)[] = [];
+  for (let position = waiting.length - 1; position >= done; position--) {
+    const { ticket } = waiting[position]!;
+    if (ticket === undefined) continue;
+    if (!thread.takeBack(ticket)) break;
+    here[position] = checkHere(position);
+  }
+  await thread.finish();
+  for (; done < waiting.length; done++) {
+    complete(done, here[done] ?? answerOf(done) ?? checkHere(done));
+  }
+  return outcomes;
+}
+
+/**
  * Verifies many version directories at once, never throwing for a bad one; the outcomes are
  * in the order of `dirs`. With the `node` backend and enough folders, helper threads (one per
  * other core) do the folders from the first (reads and signature checks) while this thread
@@ -654,22 +754,52 @@ const SLICE_MS = 8;
 export async function verifyExecutors(
   dirs: readonly string[],
   settings: VerifySettings,
-  /** @internal tests replace the helpers' program to make one that misbehaves, or set how many start */
-  helper: { program?: string; helpers?: number } = {},
+  /**
+   * @internal tests replace the helpers' or the signature thread's program to make one that
+   * misbehaves, set how many helpers start, say how many cores there are, or read what the
+   * signature thread did
+   */
+  helper: {
+    program?: string;
+    helpers?: number;
+    cores?: number;
+    signatureProgram?: string;
+    waitForSignatureThread?: boolean;
+    onSignatures?: (stats: SignatureThreadStats) => void;
+  } = {},
 ): Promise<VerifyOutcome[]> {
-  // Started first, so it boots while this thread gets BLAKE3 ready and begins from the back.
+  const cores = helper.cores ?? availableParallelism();
+  const whole =
+    dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node';
+  const readingHelpers =
+    helper.program !== undefined ||
+    (helper.helpers ?? 0) > 0 ||
+    (helper.helpers === undefined && cores >= VERIFY_HELPERS_FROM_CORES);
+  // Started first, so it boots while this thread gets BLAKE3 ready and begins.
   const worker =
-    dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node'
+    whole && readingHelpers
       ? createVerifyWorker(
           dirs,
           // with a filled signature cache, most folders need no Ed25519 at all: the helper only reads
           { ...HELPER_LAYOUT, checkSignatures: (settings.verificationCache?.stored ?? 0) === 0 },
           settings.trustedKeys,
-          helper,
+          { program: helper.program, helpers: helper.helpers, cores },
         )
+      : undefined;
+  // On two cores, and unless the signature cache will answer for most folders: one thread that
+  // only checks signatures (see verifyWithSignatureThread).
+  const signatures =
+    whole && !readingHelpers && cores >= 2 && (settings.verificationCache?.stored ?? 0) === 0
+      ? createSignatureThread(dirs.length, settings.trustedKeys, { program: helper.signatureProgram })
       : undefined;
   try {
     await prepareBlake3();
+    if (signatures) {
+      if (helper.waitForSignatureThread) await signatures.ready();
+      const outcomes = await verifyWithSignatureThread(dirs, settings, signatures);
+      helper.onSignatures?.(signatures.stats());
+      return outcomes;
+    }
     if (!worker) {
       const pending: Promise<VerifyOutcome>[] = [];
       for (const dir of dirs) {
@@ -714,5 +844,6 @@ export async function verifyExecutors(
     return outcomes.map((outcome, index) => outcome ?? verifyHere(dirs[index]!, settings));
   } finally {
     void worker?.close();
+    void signatures?.close();
   }
 }

@@ -1,0 +1,250 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
+import { VerificationError } from './errors.ts';
+import { generateSigningKey, type SigningKey } from './keys.ts';
+import { statementBytes } from './signature.ts';
+import { createSignatureThread, SIGNATURE_SLOT_BYTES } from './signature-thread.ts';
+import { writeSignedExecutor } from './test/index.ts';
+import { verifyExecutor, verifyExecutors } from './verify.ts';
+import { VERIFY_WORKER_MIN } from './verify-worker.ts';
+
+const temp = useTempDirs('metnos-signature-thread-');
+const COUNT = VERIFY_WORKER_MIN + 16;
+/** Two cores, as on the machine the thread is for, whatever this machine has. */
+const TWO_CORES = { cores: 2, waitForSignatureThread: true } as const;
+
+/** `count` signed executors under one root; returns their folders in order. */
+async function catalogOf(count: number, key: SigningKey): Promise<string[]> {
+  const root = await temp.make('root-');
+  const dirs: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const { dir } = await writeSignedExecutor({ root, name: `tool_${String(index).padStart(3, '0')}`, key });
+    dirs.push(dir);
+  }
+  return dirs;
+}
+
+/** What each folder came to: 'ok' or the refusal's reason. */
+function reasons(outcomes: Awaited<ReturnType<typeof verifyExecutors>>): string[] {
+  return outcomes.map((outcome) =>
+    outcome.error ? (VerificationError.isInstance(outcome.error) ? outcome.error.reason : 'other') : 'ok',
+  );
+}
+
+/** A thread program: the shared views, a claim, an answer, and a way to say one is done. */
+const program = (body: string) =>
+  "const { workerData } = require('node:worker_threads');" +
+  'const counters = new Int32Array(workerData.control); const slots = new Uint8Array(workerData.slots);' +
+  'const sizes = new Int32Array(workerData.lengths); const claims = new Int32Array(workerData.claims);' +
+  'const answers = new Int32Array(workerData.answers);' +
+  'const claim = (i) => Atomics.compareExchange(claims, i, 0, workerData.mark) === 0;' +
+  'const answer = (i, value) => { Atomics.store(answers, i, value); Atomics.add(counters, 2, 1); Atomics.notify(counters, 2); };' +
+  'const closed = () => Atomics.load(counters, 1) === 1;' +
+  body;
+
+/**
+ * Claims each check as it is handed over, as the real thread does, until no more can come;
+ * `mine` then holds the checks it claimed.
+ */
+const claimAll =
+  'let next = 0; const mine = [];' +
+  'const take = () => { const n = Atomics.load(counters, 0); while (next < n) { if (claim(next)) mine.push(next); next++; } };' +
+  'while (!closed()) { take(); Atomics.wait(counters, 3, Atomics.load(counters, 3), 20); } take();';
+
+describe('a whole catalog on two cores, with the signature thread', () => {
+  it('gives, folder by folder, exactly what verifying each alone gives, and the thread made the checks', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const stats: unknown[] = [];
+    const together = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, onSignatures: (s) => stats.push(s) },
+    );
+    expect(together.every((outcome) => outcome.executor !== undefined)).toBe(true);
+    for (const [index, dir] of dirs.entries()) {
+      const alone = await verifyExecutor(dir, { trustedKeys: [key] });
+      const outcome = together[index]!;
+      expect(outcome.dir).toBe(dir);
+      expect(outcome.executor!.stamps).toBe(alone.stamps);
+      expect(outcome.executor!.digests).toEqual(alone.digests);
+      expect(Buffer.compare(outcome.executor!.code, alone.code)).toBe(0);
+      expect(outcome.executor!.manifest).toEqual(alone.manifest);
+    }
+    expect(stats).toEqual([expect.objectContaining({ submitted: COUNT, unanswered: 0 })]);
+    const { taken, takenBack } = stats[0] as { taken: number; takenBack: number };
+    expect(taken + takenBack).toBe(COUNT);
+    expect(taken).toBeGreaterThan(0);
+  });
+
+  it('refuses the forged, the tampered and the incomplete, each with the reason verifying it alone gives', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    await forgeSignature(dirs[3]!, key);
+    await forgeSignature(dirs[COUNT - 2]!, key);
+    await writeFile(join(dirs[40]!, 'main.ts'), 'export default {};\n');
+    await rm(join(dirs[70]!, 'profile.lock'));
+    await rm(join(dirs[COUNT - 1]!, 'manifest.sig'));
+    const outcomes = await verifyExecutors(dirs, { trustedKeys: [key] }, TWO_CORES);
+    const found = reasons(outcomes);
+    expect(found[3]).toBe('signature_invalid');
+    expect(found[COUNT - 2]).toBe('signature_invalid');
+    expect(found[40]).toBe('digest_mismatch');
+    expect(found[70]).toBe('missing_artefact');
+    expect(found[COUNT - 1]).toBe('missing_artefact');
+    expect(found.filter((reason) => reason === 'ok')).toHaveLength(COUNT - 5);
+    for (const index of [3, 40, 70, COUNT - 2, COUNT - 1]) {
+      const alone = await verifyExecutor(dirs[index]!, { trustedKeys: [key] }).catch((error) => error);
+      expect((outcomes[index]!.error as Error).message).toBe((alone as Error).message);
+    }
+  });
+});
+
+describe('the signature thread fails closed', () => {
+  /** A catalog with forged signatures at the start, the middle and the end. */
+  async function forgedCatalog() {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const forged = [0, 31, COUNT - 1];
+    for (const index of forged) await forgeSignature(dirs[index]!, key);
+    return { key, dirs, forged };
+  }
+
+  /** Every folder but the forged ones verifies, and those are refused as forged. */
+  function expectOnlyForgedRefused(outcomes: Awaited<ReturnType<typeof verifyExecutors>>, forged: number[]) {
+    const found = reasons(outcomes);
+    for (const [index, reason] of found.entries()) {
+      expect([index, reason]).toEqual([index, forged.includes(index) ? 'signature_invalid' : 'ok']);
+    }
+  }
+
+  it('its answers are what count: a thread that answers invalid refuses what it answered, and only that', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const body = `${claimAll} for (const i of mine) answer(i, 2);`;
+    const stats: { taken: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: program(body), onSignatures: (s) => stats.push(s) },
+    );
+    const refused = reasons(outcomes).filter((reason) => reason === 'signature_invalid');
+    expect(stats[0]!.taken).toBeGreaterThan(0);
+    expect(refused).toHaveLength(stats[0]!.taken);
+    expect(reasons(outcomes).filter((reason) => reason === 'ok')).toHaveLength(COUNT - stats[0]!.taken);
+  });
+
+  it('a thread that dies at once: every signature is checked here', async () => {
+    const { key, dirs, forged } = await forgedCatalog();
+    const stats: { taken: number; takenBack: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: program('process.exit(3);'), onSignatures: (s) => stats.push(s) },
+    );
+    expectOnlyForgedRefused(outcomes, forged);
+    expect(stats[0]).toMatchObject({ taken: 0, takenBack: COUNT });
+  });
+
+  it('a thread that answers "valid" for checks it made over other bytes: its answers do not count', async () => {
+    const { key, dirs, forged } = await forgedCatalog();
+    // every slot gets the bytes of the second check (a good signature), then is answered valid
+    const body = `${claimAll} const size = workerData.slotSize;
+      for (const i of mine) { slots.copyWithin(i * size, size, 2 * size); sizes[i * 2] = sizes[2]; answer(i, 1); }`;
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: program(body) },
+    );
+    expectOnlyForgedRefused(outcomes, forged);
+  });
+
+  it('a thread that answers with anything but valid or invalid: those are checked here', async () => {
+    const { key, dirs, forged } = await forgedCatalog();
+    const body = `${claimAll} for (const i of mine) answer(i, 7);`;
+    const stats: { taken: number; unanswered: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: program(body), onSignatures: (s) => stats.push(s) },
+    );
+    expectOnlyForgedRefused(outcomes, forged);
+    expect(stats[0]!.taken).toBeGreaterThan(0);
+    expect(stats[0]!.unanswered).toBe(stats[0]!.taken);
+  });
+
+  it('a thread that takes every check and never answers: after a second, they are checked here', async () => {
+    const { key, dirs, forged } = await forgedCatalog();
+    const body = `${claimAll} setInterval(() => {}, 1000);`;
+    const stats: { taken: number; unanswered: number }[] = [];
+    const started = performance.now();
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: program(body), onSignatures: (s) => stats.push(s) },
+    );
+    expectOnlyForgedRefused(outcomes, forged);
+    expect(stats[0]!.taken).toBeGreaterThan(0);
+    expect(stats[0]!.unanswered).toBe(stats[0]!.taken);
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+});
+
+describe('handing checks over', () => {
+  it('refuses a statement too large for a slot, a signature of the wrong size, and more than it has room for', async () => {
+    const key = await generateSigningKey();
+    const thread = createSignatureThread(2, [key], { program: program('') })!;
+    try {
+      const signature = new Uint8Array(64);
+      expect(thread.submit(new Uint8Array(SIGNATURE_SLOT_BYTES - 64 + 1), signature, 0)).toBeUndefined();
+      expect(thread.submit(new Uint8Array(10), new Uint8Array(63), 0)).toBeUndefined();
+      expect(thread.submit(new Uint8Array(SIGNATURE_SLOT_BYTES - 64), signature, 0)).toBe(0);
+      expect(thread.submit(new Uint8Array(10), signature, 0)).toBe(1);
+      expect(thread.submit(new Uint8Array(10), signature, 0)).toBeUndefined();
+      expect(thread.stats().submitted).toBe(2);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('a check taken back is the caller’s once, and an answer counts only for the bytes and key it was given', async () => {
+    const key = await generateSigningKey();
+    // a thread that claims the first two checks as they come and answers them valid
+    const body =
+      'let next = 0; while (next < 2) { const n = Math.min(2, Atomics.load(counters, 0));' +
+      'while (next < n) { if (claim(next)) answer(next, 1); next++; }' +
+      'if (next < 2) Atomics.wait(counters, 3, Atomics.load(counters, 3), 20); }';
+    const thread = createSignatureThread(3, [key], { program: program(body) })!;
+    try {
+      await thread.ready();
+      const statement = statementBytes({
+        keyId: key.keyId,
+        name: 'tool',
+        version: '1.0.0',
+        manifest: `blake3:${'a'.repeat(64)}`,
+        code: `blake3:${'b'.repeat(64)}`,
+        schema: `blake3:${'c'.repeat(64)}`,
+        profileLock: `blake3:${'d'.repeat(64)}`,
+      });
+      const signature = new Uint8Array(64);
+      for (let index = 0; index < 3; index++) thread.submit(statement, signature, 0);
+      expect(thread.takeBack(2)).toBe(true);
+      expect(thread.takeBack(2)).toBe(false);
+      expect(thread.takeBack(3)).toBe(false);
+      expect(thread.takeBack(-1)).toBe(false);
+      await thread.finish();
+      expect(thread.answer(0, statement, signature, 0)).toBe(true);
+      expect(thread.answer(1, statement, signature, 0)).toBe(true);
+      expect(thread.answer(2, statement, signature, 0)).toBeUndefined();
+      expect(thread.answer(1, statement, signature, 1)).toBeUndefined();
+      expect(thread.answer(1, statement.subarray(1), signature, 0)).toBeUndefined();
+      expect(thread.answer(1, statement, new Uint8Array(64).fill(1), 0)).toBeUndefined();
+      expect(thread.answer(3, statement, signature, 0)).toBeUndefined();
+      expect(thread.stats()).toMatchObject({ submitted: 3, taken: 2, takenBack: 1, unanswered: 0 });
+    } finally {
+      await thread.close();
+    }
+  });
+});

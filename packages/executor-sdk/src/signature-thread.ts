@@ -1,0 +1,253 @@
+import { Worker } from 'node:worker_threads';
+import type { PublicKey } from './keys.ts';
+
+/** The signature thread's program (see runtime/signature-helper.mjs); beside `dist/` and `src/` alike. */
+const SIGNATURE_PROGRAM = new URL('../runtime/signature-helper.mjs', import.meta.url);
+
+/** Room for one check in shared memory: the statement bytes and the 64-byte signature after them. */
+export const SIGNATURE_SLOT_BYTES = 1024;
+const SIGNATURE_BYTES = 64;
+
+/** Positions in the shared counters; see runtime/signature-helper.mjs. */
+const SUBMITTED = 0;
+const CLOSED = 1;
+const ANSWERED = 2;
+const SIGNAL = 3;
+/** Who took a check: nobody yet, the calling thread, the signature thread. */
+const FREE = 0;
+const MINE = 1;
+const THREAD = 2;
+/** The answers the thread writes. */
+const VALID = 1;
+const INVALID = 2;
+
+/** How long the calling thread waits, at the end, for the one check the thread has in hand. */
+const PATIENCE_MS = 1000;
+
+/** What the thread did; see {@link SignatureThread.stats}. */
+export interface SignatureThreadStats {
+  /** Checks handed over. */
+  submitted: number;
+  /** Checks the thread took, answered or not. */
+  taken: number;
+  /** Checks the calling thread took back from the end, because the thread had not come to them. */
+  takenBack: number;
+  /** Checks the thread took and never answered in time, or answered with anything but valid or invalid. */
+  unanswered: number;
+}
+
+/** A second thread that checks Ed25519 signatures the calling thread hands it. */
+export interface SignatureThread {
+  /**
+   * Hands over one check (statement bytes, signature, and the position of the key among the
+   * trusted keys); returns its ticket, or undefined when it cannot take it (the statement does
+   * not fit a slot, or every slot is used): then the check is the caller's.
+   */
+  submit(statement: Uint8Array, signature: Uint8Array, keyIndex: number): number | undefined;
+  /**
+   * Takes back a check the thread has not started: true when it is now the caller's to make,
+   * false when the thread has it. The thread takes checks in order, so once one is the thread's,
+   * every one before it is too.
+   */
+  takeBack(ticket: number): boolean;
+  /**
+   * Says no more checks will come and waits until every check is the caller's or answered by the
+   * thread, giving up after a second without progress. Call once, after the last submit and the
+   * caller's take-backs.
+   */
+  finish(): Promise<void>;
+  /** Resolves once the thread runs (or has ended): tests wait for it so the thread has checks to make. */
+  ready(): Promise<void>;
+  /**
+   * The thread's answer for a ticket: true or false, or undefined when there is none to count —
+   * not answered (yet), taken back, answered with anything but valid or invalid, or the slot no
+   * longer holds exactly these bytes and this key. The caller then checks it itself.
+   */
+  answer(ticket: number, statement: Uint8Array, signature: Uint8Array, keyIndex: number): boolean | undefined;
+  stats(): SignatureThreadStats;
+  close(): Promise<void>;
+}
+
+/** The same bytes, byte for byte. */
+function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
+  if (slot.length !== bytes.length) return false;
+  for (let index = 0; index < bytes.length; index++) if (slot[index] !== bytes[index]) return false;
+  return true;
+}
+
+/**
+ * Starts a thread that checks up to `capacity` signatures with the `trustedKeys`, in the order
+ * they are handed over, while the calling thread reads and checks everything else. Returns
+ * undefined when the thread cannot start.
+ *
+ * Fails closed: a check counts only where the thread answered valid or invalid and the slot
+ * still holds the very bytes and key the caller handed over; every other check — taken back,
+ * unanswered, answered with anything else, or lost with a thread that died — is the caller's.
+ * `options.program` replaces the thread's program (tests use it to make one that misbehaves).
+ *
+ * @example
+ * const thread = createSignatureThread(dirs.length, trustedKeys)!;
+ * const ticket = thread.submit(statementBytes, signature, 0)!;
+ * await thread.finish();
+ * const valid = thread.answer(ticket, statementBytes, signature, 0) ?? verifySignedBytes(statementBytes, signature, key);
+ */
+export function createSignatureThread(
+  capacity: number,
+  trustedKeys: readonly PublicKey[],
+  options: { program?: string } = {},
+): SignatureThread | undefined {
+  const counters = new Int32Array(new SharedArrayBuffer(4 * 4));
+  const slots = new Uint8Array(new SharedArrayBuffer(capacity * SIGNATURE_SLOT_BYTES));
+  /** Per ticket: the statement's length, then the key's position. */
+  const sizes = new Int32Array(new SharedArrayBuffer(capacity * 2 * 4));
+  const claims = new Int32Array(new SharedArrayBuffer(capacity * 4));
+  const answers = new Int32Array(new SharedArrayBuffer(capacity * 4));
+  let worker: Worker;
+  try {
+    worker = new Worker(options.program ?? SIGNATURE_PROGRAM, {
+      eval: options.program !== undefined,
+      workerData: {
+        control: counters.buffer,
+        slots: slots.buffer,
+        slotSize: SIGNATURE_SLOT_BYTES,
+        lengths: sizes.buffer,
+        claims: claims.buffer,
+        answers: answers.buffer,
+        keys: trustedKeys.map((key) => key.publicKey),
+        mark: THREAD,
+      },
+    });
+    // Stryker disable BlockStatement: the Worker constructor throws only where threads cannot start at all, which no test here can make
+  } catch {
+    return undefined;
+  }
+  // Stryker restore BlockStatement
+  let exited = false;
+  const online = new Promise<void>((resolve) => {
+    worker.once('online', resolve);
+    worker.once('exit', () => resolve());
+  });
+  const ended = () => {
+    exited = true;
+    // a caller waiting for answers hears of it at once
+    Atomics.notify(counters, ANSWERED);
+  };
+  // Stryker disable next-line StringLiteral: a thread that throws also exits, and 'exit' is handled the same
+  worker.on('error', ended);
+  worker.on('exit', ended);
+  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0 };
+  let submitted = 0;
+  /** No more checks are taken: finish() or close() was called. */
+  let closed = false;
+
+  const bump = () => {
+    Atomics.add(counters, SIGNAL, 1);
+    Atomics.notify(counters, SIGNAL);
+  };
+
+  return {
+    submit(statement, signature, keyIndex) {
+      if (
+        closed ||
+        submitted >= capacity ||
+        signature.length !== SIGNATURE_BYTES ||
+        statement.length + SIGNATURE_BYTES > SIGNATURE_SLOT_BYTES
+      ) {
+        return undefined;
+      }
+      const ticket = submitted++;
+      const at = ticket * SIGNATURE_SLOT_BYTES;
+      slots.set(statement, at);
+      slots.set(signature, at + statement.length);
+      sizes[ticket * 2] = statement.length;
+      sizes[ticket * 2 + 1] = keyIndex;
+      counts.submitted++;
+      Atomics.store(counters, SUBMITTED, submitted);
+      bump();
+      return ticket;
+    },
+
+    takeBack(ticket) {
+      if (!Number.isInteger(ticket) || ticket < 0 || ticket >= submitted) return false;
+      if (Atomics.compareExchange(claims, ticket, FREE, MINE) !== FREE) return false;
+      counts.takenBack++;
+      return true;
+    },
+
+    async finish() {
+      closed = true;
+      Atomics.store(counters, CLOSED, 1);
+      bump();
+      // Done when every check is the caller's or answered by the thread; the thread may still be
+      // working through checks handed over while it started, so the wait is for progress: a
+      // second without any gives up, and what is unanswered then is the caller's.
+      let last = -1;
+      let deadline = 0;
+      for (;;) {
+        const seen = Atomics.load(counters, ANSWERED);
+        let open = 0;
+        let taken = 0;
+        for (let ticket = 0; ticket < submitted; ticket++) {
+          const claim = Atomics.load(claims, ticket);
+          if (claim === THREAD) taken++;
+          else if (claim !== MINE) open++;
+        }
+        counts.taken = taken;
+        if ((open === 0 && seen >= taken) || exited) break;
+        const progress = seen + taken;
+        if (progress !== last) {
+          last = progress;
+          deadline = performance.now() + PATIENCE_MS;
+        }
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        // (in Node since 16; the project's TypeScript library predates its types)
+        const waiting = (
+          Atomics as unknown as {
+            waitAsync(
+              array: Int32Array,
+              index: number,
+              value: number,
+              timeout: number,
+            ): { async: boolean; value: Promise<string> | string };
+          }
+        ).waitAsync(counters, ANSWERED, seen, Math.min(left, 50));
+        if (waiting.async) await waiting.value;
+      }
+      for (let ticket = 0; ticket < submitted; ticket++) {
+        if (Atomics.load(claims, ticket) === THREAD) {
+          const answer = Atomics.load(answers, ticket);
+          if (answer !== VALID && answer !== INVALID) counts.unanswered++;
+        }
+      }
+    },
+
+    ready: () => online,
+
+    answer(ticket, statement, signature, keyIndex) {
+      if (!Number.isInteger(ticket) || ticket < 0 || ticket >= submitted) return undefined;
+      if (Atomics.load(claims, ticket) !== THREAD) return undefined;
+      const answer = Atomics.load(answers, ticket);
+      if (answer !== VALID && answer !== INVALID) return undefined;
+      const at = ticket * SIGNATURE_SLOT_BYTES;
+      const length = sizes[ticket * 2]!;
+      if (
+        sizes[ticket * 2 + 1] !== keyIndex ||
+        !sameBytes(slots.subarray(at, at + length), statement) ||
+        !sameBytes(slots.subarray(at + length, at + length + SIGNATURE_BYTES), signature)
+      ) {
+        return undefined;
+      }
+      return answer === VALID;
+    },
+
+    stats: () => ({ ...counts }),
+
+    async close() {
+      closed = true;
+      Atomics.store(counters, CLOSED, 1);
+      bump();
+      await worker.terminate();
+    },
+  };
+}
