@@ -8,6 +8,7 @@ export default metnosStrykerConfig({
     'src/signature.ts',
     'src/verify.ts',
     'src/verify-worker.ts',
+    'src/signature-thread.ts',
     'src/catalog.ts:240-536',
     'src/catalog.ts:690-748',
     'src/profile.ts',

@@ -10,6 +10,7 @@ export default metnosVitestConfig({
     'src/signature.test.ts',
     'src/verify.test.ts',
     'src/verify-worker.test.ts',
+    'src/signature-thread.test.ts',
     'src/catalog.test.ts',
     'src/lifecycle.test.ts',
     'src/verification-cache.test.ts',
