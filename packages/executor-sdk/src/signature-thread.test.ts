@@ -5,7 +5,7 @@ import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError } from './errors.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
 import { statementBytes } from './signature.ts';
-import { createSignatureThread, SIGNATURE_SLOT_BYTES } from './signature-thread.ts';
+import { createSignatureThread, MAX_SIGNATURE_SLOTS, SIGNATURE_SLOT_BYTES } from './signature-thread.ts';
 import { writeSignedExecutor } from './test/index.ts';
 import { openVerificationCache } from './verification-cache.ts';
 import { verifyExecutor, verifyExecutors } from './verify.ts';
@@ -388,6 +388,21 @@ describe('handing checks over', () => {
       await thread.finish();
       expect(thread.answer(0, statement, signature, 0)).toBeUndefined();
       expect(thread.stats()).toMatchObject({ taken: 2, unanswered: 2 });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('reserves room for at most MAX_SIGNATURE_SLOTS checks, however many are announced', async () => {
+    const key = await generateSigningKey();
+    // a terabyte of slots, were the number announced believed
+    const thread = createSignatureThread(2 ** 30, [key], { program: program('') })!;
+    try {
+      const statement = new Uint8Array(10);
+      const signature = new Uint8Array(64);
+      for (let index = 0; index < MAX_SIGNATURE_SLOTS; index++) thread.submit(statement, signature, 0);
+      expect(thread.submit(statement, signature, 0)).toBeUndefined();
+      expect(thread.stats().submitted).toBe(MAX_SIGNATURE_SLOTS);
     } finally {
       await thread.close();
     }

@@ -6,6 +6,12 @@ const SIGNATURE_PROGRAM = new URL('../runtime/signature-helper.mjs', import.meta
 
 /** Room for one check in shared memory: the statement bytes and the 64-byte signature after them. */
 export const SIGNATURE_SLOT_BYTES = 1024;
+/**
+ * The most checks one thread takes (16 MiB of slots), however large the catalog: the rest are
+ * checked on the calling thread, so a folder filled with versions cannot make Metnos reserve
+ * memory without bound.
+ */
+export const MAX_SIGNATURE_SLOTS = 16_384;
 const SIGNATURE_BYTES = 64;
 
 /** Positions in the shared counters; see runtime/signature-helper.mjs. */
@@ -74,7 +80,8 @@ function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
 }
 
 /**
- * Starts a thread that checks up to `capacity` signatures with the `trustedKeys`, in the order
+ * Starts a thread that checks up to `capacity` signatures (at most {@link MAX_SIGNATURE_SLOTS})
+ * with the `trustedKeys`, in the order
  * they are handed over, while the calling thread reads and checks everything else. Returns
  * undefined when the thread cannot start.
  *
@@ -97,12 +104,13 @@ export function createSignatureThread(
   options: { program?: string; patience?: number } = {},
 ): SignatureThread | undefined {
   const patience = options.patience ?? PATIENCE_MS;
+  const slotCount = Math.min(capacity, MAX_SIGNATURE_SLOTS);
   const counters = new Int32Array(new SharedArrayBuffer(4 * 4));
-  const slots = new Uint8Array(new SharedArrayBuffer(capacity * SIGNATURE_SLOT_BYTES));
+  const slots = new Uint8Array(new SharedArrayBuffer(slotCount * SIGNATURE_SLOT_BYTES));
   /** Per ticket: the statement's length, then the key's position. */
-  const sizes = new Int32Array(new SharedArrayBuffer(capacity * 2 * 4));
-  const claims = new Int32Array(new SharedArrayBuffer(capacity * 4));
-  const answers = new Int32Array(new SharedArrayBuffer(capacity * 4));
+  const sizes = new Int32Array(new SharedArrayBuffer(slotCount * 2 * 4));
+  const claims = new Int32Array(new SharedArrayBuffer(slotCount * 4));
+  const answers = new Int32Array(new SharedArrayBuffer(slotCount * 4));
   let worker: Worker;
   try {
     worker = new Worker(options.program ?? SIGNATURE_PROGRAM, {
@@ -154,7 +162,7 @@ export function createSignatureThread(
     submit(statement, signature, keyIndex) {
       if (
         closed ||
-        submitted >= capacity ||
+        submitted >= slotCount ||
         signature.length !== SIGNATURE_BYTES ||
         statement.length + SIGNATURE_BYTES > SIGNATURE_SLOT_BYTES
       ) {
@@ -221,7 +229,7 @@ export function createSignatureThread(
             ): { async: boolean; value: Promise<string> | string };
           }
         )
-        // Stryker disable next-line MethodExpression: every answer wakes the wait; its length only bounds how late a claim is seen
+          // Stryker disable next-line MethodExpression: every answer wakes the wait; its length only bounds how late a claim is seen
           .waitAsync(counters, ANSWERED, seen, Math.min(left, 50));
         // Stryker disable next-line ConditionalExpression: awaiting a value that is not a promise only takes a turn
         if (waiting.async) await waiting.value;
