@@ -6,8 +6,9 @@
 // the last ones itself from the back and never waits for more than the one check in hand here.
 // A key OpenSSL refuses, or a check it cannot make, it leaves unanswered: the calling thread then
 // makes it. node: built-ins only, so it starts in a few tens of milliseconds.
-import { createPublicKey, verify } from 'node:crypto';
+import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
+import { ed25519PublicKey } from './public-key.mjs';
 
 const { control, slots, slotSize, lengths, claims, answers, keys, mark } = workerData;
 const counters = new Int32Array(control);
@@ -28,8 +29,7 @@ const SIGNATURE_BYTES = 64;
 
 const keyObjects = keys.map((publicKey) => {
   try {
-    const x = Buffer.from(publicKey).toString('base64url');
-    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    return ed25519PublicKey(publicKey);
   } catch {
     return undefined;
   }

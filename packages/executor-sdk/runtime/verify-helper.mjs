@@ -15,8 +15,9 @@
 // wakes.
 // Anything it cannot read it reports as `failed`, and a signature it cannot check it leaves
 // unchecked: the calling thread then does that itself, so every error comes from one place.
-import { createPublicKey, verify } from 'node:crypto';
+import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
+import { ed25519PublicKey } from './public-key.mjs';
 import { readArtefactFile } from './read-artefact.mjs';
 import { claimedStatement, statementBytes } from './statement.mjs';
 
@@ -34,12 +35,8 @@ const HELPER = mark;
 const trusted = new Map();
 keys.forEach((key, position) => {
   if (trusted.has(key.keyId)) return;
-  const x = Buffer.from(key.publicKey).toString('base64url');
   try {
-    trusted.set(key.keyId, [
-      position,
-      createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }),
-    ]);
+    trusted.set(key.keyId, [position, ed25519PublicKey(key.publicKey)]);
   } catch {
     // a key OpenSSL refuses: its signatures are left to the calling thread
   }

@@ -1,8 +1,9 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
+import { ed25519PublicKey } from '../runtime/public-key.mjs';
 import { KeyError } from './errors.ts';
 import { blake3Digest } from './hash.ts';
 import { resolveConfigDir } from './settings.ts';
@@ -221,7 +222,7 @@ export function nodePublicKey(key: PublicKey): KeyObject {
   const x = Buffer.from(key.publicKey).toString('base64url');
   let object = nodeKeys.get(x);
   if (!object) {
-    object = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    object = ed25519PublicKey(key.publicKey);
     nodeKeys.set(x, object);
   }
   return object;

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { PublicKey } from './keys.ts';
+import type { AtomicsWithWaitAsync } from './verify-worker.ts';
 
 /** The signature thread's program (see runtime/signature-helper.mjs); beside `dist/` and `src/` alike. */
 const SIGNATURE_PROGRAM = new URL('../runtime/signature-helper.mjs', import.meta.url);
@@ -218,17 +219,7 @@ export function createSignatureThread(
         const left = deadline - performance.now();
         // Stryker disable next-line EqualityOperator: no wait is exactly 0 ms long
         if (left <= 0) break;
-        // (in Node since 16; the project's TypeScript library predates its types)
-        const waiting = (
-          Atomics as unknown as {
-            waitAsync(
-              array: Int32Array,
-              index: number,
-              value: number,
-              timeout: number,
-            ): { async: boolean; value: Promise<string> | string };
-          }
-        )
+        const waiting = (Atomics as unknown as AtomicsWithWaitAsync)
           // Stryker disable next-line MethodExpression: every answer wakes the wait; its length only bounds how late a claim is seen
           .waitAsync(counters, ANSWERED, seen, Math.min(left, 50));
         // Stryker disable next-line ConditionalExpression: awaiting a value that is not a promise only takes a turn

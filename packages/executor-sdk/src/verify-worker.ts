@@ -66,7 +66,7 @@ export interface VerifyWorker {
 }
 
 /** `Atomics.waitAsync`, which resolves a promise instead of blocking the thread. */
-interface AtomicsWithWaitAsync {
+export interface AtomicsWithWaitAsync {
   waitAsync(
     array: Int32Array,
     index: number,

@@ -747,10 +747,11 @@ async function verifyWithSignatureThread(
 
 /**
  * Verifies many version directories at once, never throwing for a bad one; the outcomes are
- * in the order of `dirs`. With the `node` backend and enough folders, helper threads (one per
- * other core) do the folders from the first (reads and signature checks) while this thread
- * does the rest from the last, and parses and checks what the helpers delivered, so every core
- * works to the end.
+ * in the order of `dirs`. With the `node` backend and enough folders a second core works too:
+ * on two cores with nothing cached, a thread that only checks signatures
+ * ({@link verifyWithSignatureThread}); otherwise helper threads (one per other core) do the
+ * folders from the first (reads and signature checks) while this thread does the rest from
+ * the last, and parses and checks what the helpers delivered, so every core works to the end.
  *
  * @example
  * const outcomes = await verifyExecutors(['executors/fs_read', 'executors/fs_list'], { trustedKeys });
