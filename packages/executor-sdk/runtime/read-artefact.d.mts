@@ -1,3 +1,8 @@
 import type { BigIntStats } from 'node:fs';
 export declare function fileStamp(info: BigIntStats): string;
 export declare function readArtefactFile(path: string): { bytes: Buffer; stamp: string };
+export declare function readArtefactView(path: string): { bytes: Buffer; stamp: string };
+export declare function readInto(
+  path: string,
+  bufferFor: (size: number) => Buffer | undefined,
+): { bytes: Buffer; stamp: string };

@@ -24,19 +24,44 @@ export function fileStamp(info) {
  * file is missing, unreadable or not a regular file.
  */
 export function readArtefactFile(path) {
+  return readInto(path, (size) => Buffer.allocUnsafeSlow(size));
+}
+
+/** Files up to this size are read into the reused buffer; a larger one gets its own. */
+const SCRATCH_BYTES = 64 * 1024;
+const scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+
+/**
+ * Like {@link readArtefactFile}, but the bytes are a view of a buffer the next call reuses:
+ * for the text artefacts, which are hashed and decoded at once and never kept, so a
+ * catalog's load does not leave thousands of buffers behind for the collector.
+ */
+export function readArtefactView(path) {
+  return readInto(path, (size) => (size <= SCRATCH_BYTES ? scratch : Buffer.allocUnsafeSlow(size)));
+}
+
+/**
+ * Reads the regular file at `path` (as {@link readArtefactFile}) into the buffer `bufferFor`
+ * gives for its size, which may be larger; throws when it gives none.
+ */
+export function readInto(path, bufferFor) {
   const fd = openSync(path, OPEN_FLAGS);
   try {
     const info = fstatSync(fd, { bigint: true });
     if (!info.isFile()) throw new Error('not a regular file');
     const size = Number(info.size);
-    const bytes = Buffer.allocUnsafeSlow(size);
+    const buffer = bufferFor(size);
+    if (!buffer) throw new Error('no room for the file');
     let offset = 0;
     while (offset < size) {
-      const read = readSync(fd, bytes, offset, size - offset, offset);
+      const read = readSync(fd, buffer, offset, size - offset, offset);
       if (read === 0) break;
       offset += read;
     }
-    return { bytes: offset === size ? bytes : bytes.subarray(0, offset), stamp: fileStamp(info) };
+    return {
+      bytes: offset === buffer.length ? buffer : buffer.subarray(0, offset),
+      stamp: fileStamp(info),
+    };
   } finally {
     closeSync(fd);
   }

@@ -1,16 +1,25 @@
-// The signature thread's program (see src/signature-thread.ts). The calling thread reads and
-// checks every folder itself and writes, for each signature to check, the statement bytes and
-// the signature into a slot of shared memory, with the position of the trusted key to use. This
-// thread takes the checks in order and answers each in the shared `answers` array: 1 valid,
-// 2 invalid. Before a check it claims it with a compare-and-swap, so the calling thread can take
-// the last ones itself from the back and never waits for more than the one check in hand here.
-// A key OpenSSL refuses, or a check it cannot make, it leaves unanswered: the calling thread then
-// makes it. node: built-ins only, so it starts in a few tens of milliseconds.
+// The signature thread's program (see src/signature-thread.ts). The calling thread checks every
+// folder itself and writes, for each signature to check, the statement bytes and the signature
+// into a slot of shared memory, with the position of the trusted key to use. This thread takes
+// the checks in order and answers each in the shared `answers` array: 1 valid, 2 invalid. Before
+// a check it claims it with a compare-and-swap, so the calling thread can take the last ones
+// itself from the back and never waits for more than the one check in hand here.
+// libsodium checks first where its addon loads (sodium-verify.mjs); a signature it refuses is
+// checked again by OpenSSL, so what is accepted is exactly what OpenSSL accepts. A key OpenSSL
+// refuses, or a check it cannot make, it leaves unanswered: the calling thread then makes it.
+// Before the checks, it reads ahead of the calling thread the artefacts every folder has under
+// fixed names (the read lane): it claims a folder, reads each file into shared memory with its
+// identity, and marks it read; a folder the calling thread reaches first is the calling thread's,
+// and this thread skips it. The calling thread hashes whatever it is given, so bytes read wrong
+// can only make a folder refused, never let unsigned bytes in.
+// node: built-ins and one native addon only, so it starts in a few tens of milliseconds.
 import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
 import { ed25519PublicKey } from './public-key.mjs';
+import { readInto } from './read-artefact.mjs';
+import { loadSodiumVerify, sodiumAccepts } from './sodium-verify.mjs';
 
-const { control, slots, slotSize, lengths, claims, answers, keys, mark } = workerData;
+const { control, slots, slotSize, lengths, claims, answers, keys, mark, lane } = workerData;
 const counters = new Int32Array(control);
 const bytes = new Uint8Array(slots);
 const sizes = new Int32Array(lengths);
@@ -24,9 +33,17 @@ const SUBMITTED = 0;
 const CLOSED = 1;
 const ANSWERED = 2;
 const SIGNAL = 3;
+/** The folder of the read lane the calling thread has come to. */
+const REACHED = 4;
 const FREE = 0;
+/** A folder's state in the read lane: this thread reads it, has read it, or could not. */
+const READING = 2;
+const READ = 3;
+const UNREAD = 4;
 const SIGNATURE_BYTES = 64;
 
+const sodiumVerify = loadSodiumVerify();
+const rawKeys = keys.map((publicKey) => new Uint8Array(publicKey));
 const keyObjects = keys.map((publicKey) => {
   try {
     return ed25519PublicKey(publicKey);
@@ -35,8 +52,52 @@ const keyObjects = keys.map((publicKey) => {
   }
 });
 
+const states = lane && new Int32Array(lane.states);
+const table = lane && new Int32Array(lane.table);
+const data = lane && Buffer.from(lane.data);
+/** Bytes of `data` used so far; each region is written once and never again. */
+let used = 0;
+/** The next folder to read. */
+let ahead = 0;
+
+/** Reads folder `index`'s fixed-name artefacts into the lane, unless the calling thread has it. */
+function readFolder(index) {
+  if (Atomics.compareExchange(states, index, FREE, READING) !== FREE) return;
+  const dir = lane.dirs[index];
+  const base = index * lane.files.length * 4;
+  let state = READ;
+  for (let file = 0; file < lane.files.length && state === READ; file++) {
+    const name = lane.files[file];
+    try {
+      const { bytes, stamp } = readInto(dir.endsWith('/') ? dir + name : `${dir}/${name}`, (size) =>
+        size <= data.length - used ? data.subarray(used, used + size) : undefined,
+      );
+      const at = used;
+      used += bytes.length;
+      const written = data.write(stamp, used, 'latin1');
+      if (written !== stamp.length) throw new Error('no room for the identity');
+      table.set([at, bytes.length, used, written], base + file * 4);
+      used += written;
+    } catch {
+      state = UNREAD;
+    }
+  }
+  Atomics.store(states, index, state);
+  Atomics.notify(states, index);
+}
+
 let next = 0;
 for (;;) {
+  // the read lane first, from just past the calling thread's folder: each folder read here is
+  // reads the calling thread does not make
+  if (states && ahead < states.length) {
+    const reached = Atomics.load(counters, REACHED);
+    if (ahead <= reached) ahead = reached + 1;
+    if (ahead < states.length) {
+      readFolder(ahead++);
+      continue;
+    }
+  }
   // read before the rest, so a change made after it ends the wait below at once
   const signal = Atomics.load(counters, SIGNAL);
   const submitted = Atomics.load(counters, SUBMITTED);
@@ -48,12 +109,11 @@ for (;;) {
     if (key) {
       const at = ticket * slotSize;
       try {
-        const valid = verify(
-          null,
-          bytes.subarray(at, at + length),
-          key,
-          bytes.subarray(at + length, at + length + SIGNATURE_BYTES),
-        );
+        const message = bytes.subarray(at, at + length);
+        const signature = bytes.subarray(at + length, at + length + SIGNATURE_BYTES);
+        const valid =
+          sodiumAccepts(sodiumVerify, signature, message, rawKeys[sizes[ticket * 2 + 1]]) ||
+          verify(null, message, key, signature);
         Atomics.store(answered, ticket, valid ? 1 : 2);
       } catch {
         // left unanswered: the calling thread checks it

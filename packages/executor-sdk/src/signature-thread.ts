@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { PublicKey } from './keys.ts';
-import type { AtomicsWithWaitAsync } from './verify-worker.ts';
+import type { AtomicsWithWaitAsync, ReadArtefact } from './verify-worker.ts';
 
 /** The signature thread's program (see runtime/signature-helper.mjs); beside `dist/` and `src/` alike. */
 const SIGNATURE_PROGRAM = new URL('../runtime/signature-helper.mjs', import.meta.url);
@@ -14,12 +14,16 @@ export const SIGNATURE_SLOT_BYTES = 1024;
  */
 export const MAX_SIGNATURE_SLOTS = 16_384;
 const SIGNATURE_BYTES = 64;
+/** Room in the read lane for one folder's artefacts, on average, and for all of them at most. */
+export const READ_LANE_BYTES_PER_FOLDER = 8 * 1024;
+export const MAX_READ_LANE_BYTES = 64 * 1024 * 1024;
 
 /** Positions in the shared counters; see runtime/signature-helper.mjs. */
 const SUBMITTED = 0;
 const CLOSED = 1;
 const ANSWERED = 2;
 const SIGNAL = 3;
+const REACHED = 4;
 /** Who took a check: nobody yet, the calling thread, the signature thread. */
 const FREE = 0;
 const MINE = 1;
@@ -27,6 +31,12 @@ const THREAD = 2;
 /** The answers the thread writes. */
 const VALID = 1;
 const INVALID = 2;
+/** A folder in the read lane: the thread is reading it, has read it, or could not. */
+const READING = 2;
+const READ = 3;
+
+/** How long the calling thread waits for a folder the thread is reading at that moment. */
+const READ_WAIT_MS = 20;
 
 /** How long the calling thread waits, at the end, for a thread that makes no progress. */
 const PATIENCE_MS = 1000;
@@ -41,6 +51,14 @@ export interface SignatureThreadStats {
   takenBack: number;
   /** Checks the thread took and never answered in time, or answered with anything but valid or invalid. */
   unanswered: number;
+  /** Folders whose artefacts the thread read for the calling thread. */
+  readAhead: number;
+}
+
+/** The folders whose fixed-name artefacts the thread reads ahead of the caller. */
+export interface ReadLane {
+  dirs: readonly string[];
+  files: readonly string[];
 }
 
 /** A second thread that checks Ed25519 signatures the calling thread hands it. */
@@ -71,8 +89,29 @@ export interface SignatureThread {
    * longer holds exactly these bytes and this key. The caller then checks it itself.
    */
   answer(ticket: number, statement: Uint8Array, signature: Uint8Array, keyIndex: number): boolean | undefined;
+  /**
+   * Says the caller has come to folder `index` of the read lane and returns the artefacts the
+   * thread read for it, or undefined when the caller reads them itself (the thread had not come
+   * to it, could not read one of them, or is gone); from then on the folder is the caller's.
+   */
+  reached(index: number): Map<string, ReadArtefact> | undefined;
   stats(): SignatureThreadStats;
   close(): Promise<void>;
+}
+
+/** The shared memory of a read lane: per folder a state, and per artefact where its bytes and identity are. */
+function readLane(lane: ReadLane) {
+  const folders = Math.min(lane.dirs.length, MAX_SIGNATURE_SLOTS);
+  return {
+    dirs: lane.dirs.slice(0, folders),
+    files: [...lane.files],
+    states: new Int32Array(new SharedArrayBuffer(folders * 4)),
+    /** Per folder and artefact: where its bytes start, their length, where its identity starts, its length. */
+    table: new Int32Array(new SharedArrayBuffer(folders * lane.files.length * 4 * 4)),
+    data: Buffer.from(
+      new SharedArrayBuffer(Math.min(folders * READ_LANE_BYTES_PER_FOLDER, MAX_READ_LANE_BYTES)),
+    ),
+  };
 }
 
 /** The same bytes, byte for byte (compared natively, without copying the shared ones). */
@@ -102,11 +141,13 @@ function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
 export function createSignatureThread(
   capacity: number,
   trustedKeys: readonly PublicKey[],
-  options: { program?: string; patience?: number } = {},
+  options: { program?: string; patience?: number; lane?: ReadLane } = {},
 ): SignatureThread | undefined {
   const patience = options.patience ?? PATIENCE_MS;
   const slotCount = Math.min(capacity, MAX_SIGNATURE_SLOTS);
-  const counters = new Int32Array(new SharedArrayBuffer(4 * 4));
+  const counters = new Int32Array(new SharedArrayBuffer(5 * 4));
+  counters[REACHED] = -1;
+  const lane = options.lane && readLane(options.lane);
   const slots = new Uint8Array(new SharedArrayBuffer(slotCount * SIGNATURE_SLOT_BYTES));
   /** Per ticket: the statement's length, then the key's position. */
   const sizes = new Int32Array(new SharedArrayBuffer(slotCount * 2 * 4));
@@ -125,6 +166,13 @@ export function createSignatureThread(
         answers: answers.buffer,
         keys: trustedKeys.map((key) => key.publicKey),
         mark: THREAD,
+        lane: lane && {
+          dirs: lane.dirs,
+          files: lane.files,
+          states: lane.states.buffer,
+          table: lane.table.buffer,
+          data: lane.data.buffer,
+        },
       },
     });
     // Stryker disable BlockStatement: the Worker constructor throws only where threads cannot start at all, which no test here can make
@@ -147,7 +195,9 @@ export function createSignatureThread(
   // Stryker disable next-line StringLiteral: a thread that throws also exits, and 'exit' is handled the same
   worker.on('error', ended);
   worker.on('exit', ended);
-  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0 };
+  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0, readAhead: 0 };
+  /** The thread once held a folder past the wait: from then on the caller reads every one itself. */
+  let laneGivenUp = false;
   let submitted = 0;
   /** No more checks are taken: finish() or close() was called. */
   let closed = false;
@@ -250,6 +300,40 @@ export function createSignatureThread(
         return undefined;
       }
       return answer === VALID;
+    },
+
+    reached(index) {
+      if (!lane || !Number.isInteger(index) || index < 0 || index >= lane.states.length) return undefined;
+      Atomics.store(counters, REACHED, index);
+      let state = Atomics.compareExchange(lane.states, index, FREE, MINE);
+      if (state === FREE || laneGivenUp) return undefined;
+      if (state === READING) {
+        Atomics.wait(lane.states, index, READING, READ_WAIT_MS);
+        state = Atomics.load(lane.states, index);
+        if (state === READING) laneGivenUp = true;
+      }
+      if (state !== READ) return undefined;
+      const artefacts = new Map<string, ReadArtefact>();
+      const base = index * lane.files.length * 4;
+      for (let file = 0; file < lane.files.length; file++) {
+        const [at, length, stampAt, stampLength] = lane.table.subarray(base + file * 4, base + file * 4 + 4);
+        if (
+          at! < 0 ||
+          length! < 0 ||
+          stampAt! < 0 ||
+          stampLength! < 0 ||
+          at! + length! > lane.data.length ||
+          stampAt! + stampLength! > lane.data.length
+        ) {
+          return undefined;
+        }
+        artefacts.set(lane.files[file]!, {
+          bytes: lane.data.subarray(at!, at! + length!),
+          stamp: lane.data.toString('latin1', stampAt!, stampAt! + stampLength!),
+        });
+      }
+      counts.readAhead++;
+      return artefacts;
     },
 
     stats: () => ({ ...counts }),

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { unsupportedKeywords } from '../runtime/json-schema.mjs';
-import { fileStamp, readArtefactFile } from '../runtime/read-artefact.mjs';
+import { fileStamp, readArtefactFile, readArtefactView } from '../runtime/read-artefact.mjs';
 import { ARTEFACTS } from './artefacts.ts';
 import { jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { ManifestError, VerificationError } from './errors.ts';
@@ -102,11 +102,16 @@ function inDir(dir: string, file: string): string {
  * helper thread already read. Small files read this way cost far less than the promise
  * API's thread hops.
  */
-function readArtefact(dir: string, file: string, preread?: Map<string, ReadArtefact>): Artefact {
+function readArtefact(
+  dir: string,
+  file: string,
+  preread?: Map<string, ReadArtefact>,
+  read: (path: string) => Artefact = readArtefactFile,
+): Artefact {
   const ahead = preread?.get(file);
   if (ahead) return ahead;
   try {
-    return readArtefactFile(inDir(dir, file));
+    return read(inDir(dir, file));
   } catch (error) {
     throw new VerificationError({
       reason: 'missing_artefact',
@@ -115,6 +120,28 @@ function readArtefact(dir: string, file: string, preread?: Map<string, ReadArtef
       cause: error,
     });
   }
+}
+
+/** A text artefact as read: decoded, hashed if asked, and its identity. */
+interface TextArtefact {
+  text: string;
+  /** The BLAKE3 digest of the bytes read ('' when not asked for). */
+  digest: string;
+  stamp: string;
+}
+
+/**
+ * A text artefact, decoded (and hashed) as soon as it is read, through a buffer the next
+ * read reuses: its bytes are never kept.
+ */
+function readText(
+  dir: string,
+  file: string,
+  preread: Map<string, ReadArtefact> | undefined,
+  hash = true,
+): TextArtefact {
+  const { bytes, stamp } = readArtefact(dir, file, preread, readArtefactView);
+  return { text: bytes.toString('utf8'), digest: hash ? blake3DigestSync(bytes) : '', stamp };
 }
 
 /** The identity of the artefact files: device, inode, size, mtime and ctime of each. */
@@ -301,9 +328,9 @@ interface Prepared {
   signature: Uint8Array;
 }
 
-function manifestFromToml(bytes: Buffer, dir: string): Manifest {
+function manifestFromToml(text: string, dir: string): Manifest {
   try {
-    return parseManifest(bytes.toString('utf8'), inDir(dir, ARTEFACTS.manifest));
+    return parseManifest(text, inDir(dir, ARTEFACTS.manifest));
   } catch (error) {
     if (!ManifestError.isInstance(error)) throw error;
     throw new VerificationError({
@@ -328,7 +355,7 @@ function confirmRemembered(
   manifest: Manifest,
   files: {
     digests: VerifiedExecutor['digests'];
-    schemaBytes: Buffer;
+    schemaText: string;
     stamps: string;
     codeFileName: string;
     code: Buffer;
@@ -362,7 +389,7 @@ function confirmRemembered(
       codeFile: inDir(dir, files.codeFileName),
       code: files.code,
       manifest,
-      schema: JSON.parse(files.schemaBytes.toString('utf8')) as Record<string, unknown>,
+      schema: JSON.parse(files.schemaText) as Record<string, unknown>,
       digests,
       keyId: key.keyId,
       signature: signatureFile.signature,
@@ -388,9 +415,8 @@ function prepare(
   preread?: Map<string, ReadArtefact>,
 ): { prepared: Prepared } | { verified: VerifiedExecutor } {
   const cache = settings.verificationCache;
-  const manifestArtefact = readArtefact(dir, ARTEFACTS.manifest, preread);
-  const manifestBytes = manifestArtefact.bytes;
-  const manifestDigest = blake3DigestSync(manifestBytes);
+  const manifestArtefact = readText(dir, ARTEFACTS.manifest, preread);
+  const manifestDigest = manifestArtefact.digest;
   // Unauthenticated until confirmed: it only names the code file to read, and a wrong
   // name fails the confirmation (the code digest would not match what was signed).
   const rememberedJson = cache?.manifestFor(manifestDigest);
@@ -405,7 +431,7 @@ function prepare(
   const manifest =
     typeof entry === 'string' && /^[A-Za-z0-9_-]+\.(ts|mjs|js)$/.test(entry)
       ? remembered!
-      : manifestFromToml(manifestBytes, dir);
+      : manifestFromToml(manifestArtefact.text, dir);
   const codeFileName = manifest.executor.entry;
   let code: Artefact;
   try {
@@ -415,24 +441,24 @@ function prepare(
     if (manifest === remembered) return prepare(dir, { ...settings, verificationCache: undefined }, preread);
     throw error;
   }
-  const schemaFile = readArtefact(dir, ARTEFACTS.schema, preread);
-  const lockFile = readArtefact(dir, ARTEFACTS.profileLock, preread);
-  const signatureArtefact = readArtefact(dir, ARTEFACTS.signature, preread);
+  const schemaFile = readText(dir, ARTEFACTS.schema, preread);
+  const lockFile = readText(dir, ARTEFACTS.profileLock, preread);
+  const signatureArtefact = readText(dir, ARTEFACTS.signature, preread, false);
   const stamps = [manifestArtefact, code, schemaFile, lockFile, signatureArtefact]
     .map((artefact) => artefact.stamp)
     .join('|');
   const digests = {
     manifest: manifestDigest,
     code: blake3DigestSync(code.bytes),
-    schema: blake3DigestSync(schemaFile.bytes),
-    profileLock: blake3DigestSync(lockFile.bytes),
+    schema: schemaFile.digest,
+    profileLock: lockFile.digest,
   };
   // Parsed now, refused below in its turn: until then the digests it claims only
   // help to name the file that changed when two files disagree.
   let signatureFile: SignatureFile | undefined;
   let signatureError: unknown;
   try {
-    signatureFile = parseSignatureFile(signatureArtefact.bytes.toString('utf8'));
+    signatureFile = parseSignatureFile(signatureArtefact.text);
   } catch (error) {
     signatureError = error;
   }
@@ -443,7 +469,7 @@ function prepare(
         dir,
         cache!,
         remembered,
-        { digests, schemaBytes: schemaFile.bytes, stamps, codeFileName, code: code.bytes },
+        { digests, schemaText: schemaFile.text, stamps, codeFileName, code: code.bytes },
         signatureFile,
         settings.trustedKeys,
       );
@@ -458,7 +484,7 @@ function prepare(
 
   let schema: Record<string, unknown>;
   try {
-    schema = checkSchema(schemaFile.bytes.toString('utf8'), manifest);
+    schema = checkSchema(schemaFile.text, manifest);
   } catch (error) {
     if (VerificationError.isInstance(error) && changed('manifest') && !changed('schema')) {
       throw new VerificationError({
@@ -472,7 +498,7 @@ function prepare(
   }
 
   const expectedLock = profileHashSync(manifest.sandbox);
-  const lock = lockFile.bytes.toString('utf8').trim();
+  const lock = lockFile.text.trim();
   if (lock !== expectedLock || manifest.sandbox.hash !== expectedLock) {
     // Three values must agree: the profile's hash, [sandbox].hash and profile.lock. Blame
     // the file the signature says changed, else the odd one out.
@@ -699,7 +725,7 @@ async function verifyWithSignatureThread(
   for (let index = 0; index < dirs.length; index++) {
     const dir = dirs[index]!;
     try {
-      const step = prepare(dir, settings);
+      const step = prepare(dir, settings, thread.reached(index));
       // Stryker disable next-line all: the thread is only started with an empty cache, so no remembered version is confirmed here
       if ('verified' in step) outcomes[index] = { dir, executor: step.verified };
       else {
@@ -801,6 +827,7 @@ export async function verifyExecutors(
       ? createSignatureThread(dirs.length, settings.trustedKeys, {
           program: helper.signatureProgram,
           patience: helper.signaturePatience,
+          lane: { dirs, files: HELPER_LAYOUT.files },
         })
       : undefined;
   try {
