@@ -422,11 +422,15 @@ export function createCatalog(settings: CatalogSettings) {
   async function saveState(): Promise<void> {
     if (settings.ledger === 'check') return;
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
-    // Stryker disable next-line OptionalChaining: every caller opens the lifecycle store before it saves
-    await lifecycle?.save();
-    // A cache that cannot be written costs the next start time, never correctness.
-    await settings.verificationCache?.save();
+    // Each file is replaced whole (written, flushed, renamed), so they are written side by side:
+    // a crash leaves each one either as it was or as it is now.
+    await Promise.all([
+      writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`),
+      // Stryker disable next-line OptionalChaining: every caller opens the lifecycle store before it saves
+      lifecycle?.save(),
+      // A cache that cannot be written costs the next start time, never correctness.
+      settings.verificationCache?.save(),
+    ]);
   }
 
   const catalog = {

@@ -46,7 +46,9 @@ export function blake3DigestSync(data: string | Uint8Array): string {
   }
   ready.init();
   ready.update(data);
-  return DIGEST_PREFIX + ready.digest('hex');
+  // the bytes, spelled in hex natively: cheaper than the hasher's own hex for thousands of files
+  const digest = ready.digest('binary');
+  return DIGEST_PREFIX + Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex');
 }
 
 /** Prepares the hasher and returns the synchronous digest function. */

@@ -2,6 +2,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ManifestError } from './errors.ts';
 import { manifestShape } from './manifest-shape.ts';
+import { readPlainToml } from './plain-toml.ts';
 import { declaredProfileSchema } from './profile.ts';
 import { HOST_ONLY_ERROR_CLASSES } from './result.ts';
 
@@ -124,9 +125,10 @@ function describeExpected(issue: z.core.$ZodIssue): string {
  * manifest.executor.name; // 'fs_read'
  */
 export function parseManifest(text: string, file: string): Manifest {
-  let data: unknown;
+  // Metnos's own plain layout without a general parser's garbage; smol-toml reads the rest
+  let data: unknown = readPlainToml(text);
   try {
-    data = parseToml(text);
+    data ??= parseToml(text);
   } catch (error) {
     const line = (error as { line?: number }).line;
     throw new ManifestError({
