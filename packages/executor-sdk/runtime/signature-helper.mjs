@@ -35,6 +35,8 @@ const ANSWERED = 2;
 const SIGNAL = 3;
 /** The folder of the read lane the calling thread has come to. */
 const REACHED = 4;
+/** Set once this thread has begun: its first folder read ahead, or its first wait. */
+const STARTED = 5;
 const FREE = 0;
 /** A folder's state in the read lane: this thread reads it, has read it, or could not. */
 const READING = 2;
@@ -86,6 +88,13 @@ function readFolder(index) {
   Atomics.notify(states, index);
 }
 
+/** Says this thread has begun, once. */
+function started() {
+  if (Atomics.load(counters, STARTED) === 1) return;
+  Atomics.store(counters, STARTED, 1);
+  Atomics.notify(counters, STARTED);
+}
+
 let next = 0;
 for (;;) {
   // the read lane first, from just past the calling thread's folder: each folder read here is
@@ -95,6 +104,7 @@ for (;;) {
     if (ahead <= reached) ahead = reached + 1;
     if (ahead < states.length) {
       readFolder(ahead++);
+      started();
       continue;
     }
   }
@@ -124,5 +134,6 @@ for (;;) {
     continue;
   }
   if (Atomics.load(counters, CLOSED) === 1) break;
+  started();
   Atomics.wait(counters, SIGNAL, signal);
 }

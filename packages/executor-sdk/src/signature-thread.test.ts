@@ -5,7 +5,12 @@ import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError } from './errors.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
 import { statementBytes } from './signature.ts';
-import { createSignatureThread, MAX_SIGNATURE_SLOTS, SIGNATURE_SLOT_BYTES } from './signature-thread.ts';
+import {
+  createSignatureThread,
+  MAX_SIGNATURE_SLOTS,
+  READ_LANE_BYTES_PER_FOLDER,
+  SIGNATURE_SLOT_BYTES,
+} from './signature-thread.ts';
 import { writeSignedExecutor } from './test/index.ts';
 import { openVerificationCache } from './verification-cache.ts';
 import { verifyExecutor, verifyExecutors } from './verify.ts';
@@ -75,9 +80,11 @@ describe('a whole catalog on two cores, with the signature thread', () => {
       expect(outcome.executor!.manifest).toEqual(alone.manifest);
     }
     expect(stats).toEqual([expect.objectContaining({ submitted: COUNT, unanswered: 0 })]);
-    const { taken, takenBack } = stats[0] as { taken: number; takenBack: number };
+    const { taken, takenBack, readAhead } = stats[0] as { taken: number; takenBack: number; readAhead: number };
     expect(taken + takenBack).toBe(COUNT);
     expect(taken).toBeGreaterThan(0);
+    // and it read folders ahead: those gave the same stamps, digests and manifests as above
+    expect(readAhead).toBeGreaterThan(0);
   });
 
   it('refuses the forged, the tampered and the incomplete, each with the reason verifying it alone gives', async () => {
@@ -406,5 +413,95 @@ describe('handing checks over', () => {
     } finally {
       await thread.close();
     }
+  });
+});
+
+describe('the read lane', () => {
+  /**
+   * A thread program that plays the read lane with `body` (given `states`, `table` and `data`,
+   * the folder count `folders` and the number of files per folder `files`) and checks no
+   * signature: every check is the caller's.
+   */
+  const lane = (body: string) =>
+    program(
+      'const states = new Int32Array(workerData.lane.states); const table = new Int32Array(workerData.lane.table);' +
+        'const data = Buffer.from(workerData.lane.data); const folders = states.length;' +
+        `const files = workerData.lane.files.length; ${body}`,
+    );
+
+  it('what it delivers is checked like what is read here: empty files get the folders refused, none accepted', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    // every folder it can claim, "read" as four empty files
+    const body =
+      "for (let i = 0; i < folders; i++) if (Atomics.compareExchange(states, i, 0, 2) === 0) { data.write('x', 0, 'latin1');" +
+      'for (let f = 0; f < files; f++) table.set([0, 0, 0, 1], (i * files + f) * 4); Atomics.store(states, i, 3); }';
+    const stats: { readAhead: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
+    );
+    const found = reasons(outcomes);
+    expect(stats[0]!.readAhead).toBeGreaterThan(0);
+    expect(found.filter((reason) => reason !== 'ok')).toHaveLength(stats[0]!.readAhead);
+    expect(found.filter((reason) => reason === 'ok').length).toBe(COUNT - stats[0]!.readAhead);
+  });
+
+  it('a delivery that points outside the lane is not used: the caller reads that folder itself', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const body =
+      'for (let i = 0; i < folders; i++) if (Atomics.compareExchange(states, i, 0, 2) === 0) {' +
+      'for (let f = 0; f < files; f++) table.set([data.length - 1, 2, 0, 1], (i * files + f) * 4); Atomics.store(states, i, 3); }';
+    const stats: { readAhead: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
+    );
+    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
+    expect(stats[0]!.readAhead).toBe(0);
+  });
+
+  it('a thread that claims folders and never reads them: the caller waits once, then reads every folder itself', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const body = 'for (let i = 0; i < folders; i++) Atomics.compareExchange(states, i, 0, 2); setInterval(() => {}, 1000);';
+    const stats: { readAhead: number; readWaits: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
+    );
+    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
+    expect(stats[0]).toMatchObject({ readAhead: 0, readWaits: 1 });
+  });
+
+  it('a folder too large for the lane is read here, and the rest still comes through the lane', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const root = join(dirs[0]!, '..');
+    // a schema larger than the whole lane
+    const large = await writeSignedExecutor({
+      root,
+      name: 'zz_large',
+      key,
+      schema: {
+        definitions: {
+          Input: { type: 'object', description: 'x'.repeat(READ_LANE_BYTES_PER_FOLDER * (COUNT + 2)) },
+          Output: { type: 'object' },
+        },
+      },
+    });
+    const stats: { readAhead: number }[] = [];
+    const outcomes = await verifyExecutors(
+      [...dirs, large.dir],
+      { trustedKeys: [key] },
+      { ...TWO_CORES, onSignatures: (s) => stats.push(s) },
+    );
+    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
+    expect(outcomes.at(-1)!.executor!.schema).toEqual((await verifyExecutor(large.dir, { trustedKeys: [key] })).schema);
+    expect(stats[0]!.readAhead).toBeGreaterThan(0);
   });
 });

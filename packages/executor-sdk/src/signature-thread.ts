@@ -24,6 +24,7 @@ const CLOSED = 1;
 const ANSWERED = 2;
 const SIGNAL = 3;
 const REACHED = 4;
+const STARTED = 5;
 /** Who took a check: nobody yet, the calling thread, the signature thread. */
 const FREE = 0;
 const MINE = 1;
@@ -53,6 +54,8 @@ export interface SignatureThreadStats {
   unanswered: number;
   /** Folders whose artefacts the thread read for the calling thread. */
   readAhead: number;
+  /** Times the calling thread waited for a folder the thread was reading. */
+  readWaits: number;
 }
 
 /** The folders whose fixed-name artefacts the thread reads ahead of the caller. */
@@ -81,7 +84,10 @@ export interface SignatureThread {
    * caller's take-backs.
    */
   finish(): Promise<void>;
-  /** Resolves once the thread runs (or has ended): tests wait for it so the thread has checks to make. */
+  /**
+   * Resolves once the thread runs, with its first folder read ahead (or has ended): tests wait
+   * for it so the thread has work from the first folder.
+   */
   ready(): Promise<void>;
   /**
    * The thread's answer for a ticket: true or false, or undefined when there is none to count —
@@ -145,7 +151,7 @@ export function createSignatureThread(
 ): SignatureThread | undefined {
   const patience = options.patience ?? PATIENCE_MS;
   const slotCount = Math.min(capacity, MAX_SIGNATURE_SLOTS);
-  const counters = new Int32Array(new SharedArrayBuffer(5 * 4));
+  const counters = new Int32Array(new SharedArrayBuffer(6 * 4));
   counters[REACHED] = -1;
   const lane = options.lane && readLane(options.lane);
   const slots = new Uint8Array(new SharedArrayBuffer(slotCount * SIGNATURE_SLOT_BYTES));
@@ -195,7 +201,7 @@ export function createSignatureThread(
   // Stryker disable next-line StringLiteral: a thread that throws also exits, and 'exit' is handled the same
   worker.on('error', ended);
   worker.on('exit', ended);
-  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0, readAhead: 0 };
+  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0, readAhead: 0, readWaits: 0 };
   /** The thread once held a folder past the wait: from then on the caller reads every one itself. */
   let laneGivenUp = false;
   let submitted = 0;
@@ -283,7 +289,18 @@ export function createSignatureThread(
       }
     },
 
-    ready: () => online,
+    // Metnos's program says when it has begun (after its first read ahead); a program given
+    // instead is taken to run once the thread is online
+    ready: () =>
+      options.program === undefined
+        ? online.then(async () => {
+            // Stryker disable next-line ConditionalExpression,EqualityOperator: the wait only lets a test start with the thread running
+            while (!exited && Atomics.load(counters, STARTED) === 0) {
+              const waiting = (Atomics as unknown as AtomicsWithWaitAsync).waitAsync(counters, STARTED, 0, 50);
+              if (waiting.async) await waiting.value;
+            }
+          })
+        : online,
 
     answer(ticket, statement, signature, keyIndex) {
       if (!Number.isInteger(ticket) || ticket < 0 || ticket >= submitted) return undefined;
@@ -308,6 +325,7 @@ export function createSignatureThread(
       let state = Atomics.compareExchange(lane.states, index, FREE, MINE);
       if (state === FREE || laneGivenUp) return undefined;
       if (state === READING) {
+        counts.readWaits++;
         Atomics.wait(lane.states, index, READING, READ_WAIT_MS);
         state = Atomics.load(lane.states, index);
         if (state === READING) laneGivenUp = true;
