@@ -37,6 +37,8 @@ const SIGNAL = 3;
 const REACHED = 4;
 /** Set once this thread has begun: its first folder read ahead, or its first wait. */
 const STARTED = 5;
+/** 1 while this thread waits for a signal: only then does the calling thread wake it. */
+const WAITING = 6;
 const FREE = 0;
 /** A folder's state in the read lane: this thread reads it, has read it, or could not. */
 const READING = 2;
@@ -135,5 +137,9 @@ for (;;) {
   }
   if (Atomics.load(counters, CLOSED) === 1) break;
   started();
+  // said before the wait: a signal bumped after `signal` was read either ends the wait at once or
+  // sees this and wakes it
+  Atomics.store(counters, WAITING, 1);
   Atomics.wait(counters, SIGNAL, signal);
+  Atomics.store(counters, WAITING, 0);
 }

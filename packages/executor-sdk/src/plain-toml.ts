@@ -17,12 +17,13 @@ const STRING = `"${CHARS}"`;
  * 6 a date-time, 7 an array of strings.
  */
 const LINE = new RegExp(
-  String.raw`^[ \t]*(?:\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\]|([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:` +
+  String.raw`[ \t]*(?:\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\]|([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:` +
     `"(${CHARS})"|` +
     String.raw`(0|-?[1-9][0-9]{0,14})|(true|false)|` +
     String.raw`(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)|` +
     String.raw`(\[[ \t]*(?:${STRING}(?:[ \t]*,[ \t]*${STRING})*[ \t]*)?\])))?` +
-    String.raw`[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?$`,
+    String.raw`[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?(\r?\n|$)`,
+  'y',
 );
 const ARRAY_ITEM = new RegExp(STRING, 'g');
 
@@ -38,16 +39,13 @@ export function readPlainToml(text: string): Table | undefined {
   /** The tables the headers made, so none is made twice and no value is used as one. */
   const tables = new Set<Table>();
   let table = root;
-  let start = 0;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    // a CR is part of the line end only right before its LF
-    const cut = end < text.length && end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
-    const match = LINE.exec(text.slice(start, cut));
-    start = end + 1;
+  LINE.lastIndex = 0;
+  for (let more = true; more; ) {
+    // one line from where the last ended, with its end: a LF, a CR right before one, or the text's end
+    const match = LINE.exec(text);
     if (!match) return undefined;
-    const [, header, key, string, integer, boolean, date, array] = match;
+    more = match[8] !== '';
+    const header = match[1];
     if (header !== undefined) {
       let parent = root;
       const names = header.split('.');
@@ -69,17 +67,20 @@ export function readPlainToml(text: string): Table | undefined {
       table = parent;
       continue;
     }
+    const key = match[2];
     if (key === undefined) continue;
     if (Object.hasOwn(table, key)) return undefined;
-    let value: unknown;
-    if (string !== undefined) value = string;
-    else if (integer !== undefined) value = Number(integer);
-    else if (boolean !== undefined) value = boolean === 'true';
-    else if (date !== undefined) {
-      const parsed = new TomlDate(date);
-      if (!parsed.isValid()) return undefined;
-      value = parsed;
-    } else value = (array!.match(ARRAY_ITEM) ?? []).map((item) => item.slice(1, -1));
+    // indexed, not destructured: this runs for every line of every manifest of a catalog
+    let value: unknown = match[3];
+    if (value === undefined) {
+      if (match[4] !== undefined) value = Number(match[4]);
+      else if (match[5] !== undefined) value = match[5] === 'true';
+      else if (match[6] !== undefined) {
+        const date = new TomlDate(match[6]);
+        if (!date.isValid()) return undefined;
+        value = date;
+      } else value = (match[7]!.match(ARRAY_ITEM) ?? []).map((item) => item.slice(1, -1));
+    }
     table[key] = value;
   }
   return root;

@@ -25,6 +25,7 @@ const ANSWERED = 2;
 const SIGNAL = 3;
 const REACHED = 4;
 const STARTED = 5;
+const WAITING = 6;
 /** Who took a check: nobody yet, the calling thread, the signature thread. */
 const FREE = 0;
 const MINE = 1;
@@ -120,9 +121,9 @@ function readLane(lane: ReadLane) {
   };
 }
 
-/** The same bytes, byte for byte (compared natively, without copying the shared ones). */
-function sameBytes(slot: Uint8Array, bytes: Uint8Array): boolean {
-  return Buffer.from(slot.buffer, slot.byteOffset, slot.length).equals(bytes);
+/** Whether `shared` holds exactly `bytes` from `at` (compared natively, nothing copied). */
+function sameBytes(shared: Buffer, at: number, bytes: Uint8Array): boolean {
+  return at + bytes.length <= shared.length && shared.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
 }
 
 /**
@@ -151,10 +152,10 @@ export function createSignatureThread(
 ): SignatureThread | undefined {
   const patience = options.patience ?? PATIENCE_MS;
   const slotCount = Math.min(capacity, MAX_SIGNATURE_SLOTS);
-  const counters = new Int32Array(new SharedArrayBuffer(6 * 4));
+  const counters = new Int32Array(new SharedArrayBuffer(7 * 4));
   counters[REACHED] = -1;
   const lane = options.lane && readLane(options.lane);
-  const slots = new Uint8Array(new SharedArrayBuffer(slotCount * SIGNATURE_SLOT_BYTES));
+  const slots = Buffer.from(new SharedArrayBuffer(slotCount * SIGNATURE_SLOT_BYTES));
   /** Per ticket: the statement's length, then the key's position. */
   const sizes = new Int32Array(new SharedArrayBuffer(slotCount * 2 * 4));
   const claims = new Int32Array(new SharedArrayBuffer(slotCount * 4));
@@ -211,7 +212,8 @@ export function createSignatureThread(
   // Stryker disable BlockStatement,CallExpression: a thread not woken takes the checks at its next wake-up, or leaves them to the caller; no outcome changes
   const bump = () => {
     Atomics.add(counters, SIGNAL, 1);
-    Atomics.notify(counters, SIGNAL);
+    // a wake-up costs a system call: only for a thread that says it waits
+    if (Atomics.load(counters, WAITING) === 1) Atomics.notify(counters, SIGNAL);
   };
   // Stryker restore BlockStatement,CallExpression
 
@@ -311,8 +313,10 @@ export function createSignatureThread(
       const length = sizes[ticket * 2]!;
       if (
         sizes[ticket * 2 + 1] !== keyIndex ||
-        !sameBytes(slots.subarray(at, at + length), statement) ||
-        !sameBytes(slots.subarray(at + length, at + length + SIGNATURE_BYTES), signature)
+        length !== statement.length ||
+        signature.length !== SIGNATURE_BYTES ||
+        !sameBytes(slots, at, statement) ||
+        !sameBytes(slots, at + length, signature)
       ) {
         return undefined;
       }
@@ -334,20 +338,24 @@ export function createSignatureThread(
       const artefacts = new Map<string, ReadArtefact>();
       const base = index * lane.files.length * 4;
       for (let file = 0; file < lane.files.length; file++) {
-        const [at, length, stampAt, stampLength] = lane.table.subarray(base + file * 4, base + file * 4 + 4);
+        const entry = base + file * 4;
+        const at = lane.table[entry]!;
+        const length = lane.table[entry + 1]!;
+        const stampAt = lane.table[entry + 2]!;
+        const stampLength = lane.table[entry + 3]!;
         if (
-          at! < 0 ||
-          length! < 0 ||
-          stampAt! < 0 ||
-          stampLength! < 0 ||
-          at! + length! > lane.data.length ||
-          stampAt! + stampLength! > lane.data.length
+          at < 0 ||
+          length < 0 ||
+          stampAt < 0 ||
+          stampLength < 0 ||
+          at + length > lane.data.length ||
+          stampAt + stampLength > lane.data.length
         ) {
           return undefined;
         }
         artefacts.set(lane.files[file]!, {
-          bytes: lane.data.subarray(at!, at! + length!),
-          stamp: lane.data.toString('latin1', stampAt!, stampAt! + stampLength!),
+          bytes: lane.data.subarray(at, at + length),
+          stamp: lane.data.toString('latin1', stampAt, stampAt + stampLength),
         });
       }
       counts.readAhead++;
