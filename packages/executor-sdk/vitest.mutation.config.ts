@@ -16,6 +16,8 @@ export default metnosVitestConfig({
     'src/verification-cache.test.ts',
     'src/manifest.test.ts',
     'src/json-schema.test.ts',
+    'src/plain-toml.test.ts',
+    'src/sodium-verify.test.ts',
     'src/**/*.mutation.test.ts',
   ],
 });

@@ -4,10 +4,12 @@
 //
 // - `sign`: every artefact of every version folder is read with the identity of its file (the
 //   five files, as the catalog reads them), and one Ed25519 signature per folder is checked
-//   with OpenSSL over the statement its manifest.sig claims;
+//   over the statement its manifest.sig claims, as the catalog checks it (libsodium, then
+//   OpenSSL for what libsodium refuses);
 // - `hash`: that, and the BLAKE3 digest of the four signed artefacts (what binds the bytes to
 //   the signature);
-// - `parse`: that, and each manifest parsed from TOML (what says what the executor may do).
+// - `parse`: that, and each manifest parsed from TOML (what says what the executor may do), by
+//   the catalog's own plain reader, smol-toml where that declines.
 //
 // Nothing is compared, no schema or profile is checked, no ledger is read or written: this
 // is a lower bound, not a verifier.
@@ -23,7 +25,9 @@ import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { createBLAKE3 } from 'hash-wasm';
 import { parse as parseToml } from 'smol-toml';
+import { readPlainToml } from '../runtime/plain-toml.mjs';
 import { readArtefactFile } from '../runtime/read-artefact.mjs';
+import { loadSodiumVerify, sodiumAccepts } from '../runtime/sodium-verify.mjs';
 import { claimedStatement, statementBytes } from '../runtime/statement.mjs';
 
 const FIXED = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
@@ -32,6 +36,8 @@ const ENTRY = /^[ \t]*entry[ \t]*=[ \t]*"([A-Za-z0-9_-]+\.(?:ts|mjs|js))"[ \t]*$
 /** Reads and checks folders until none is left; returns how many signatures verified. */
 async function checkShare({ dirs, steps, publicKey, next }) {
   const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
+  const rawKey = Buffer.from(publicKey, 'base64url');
+  const sodium = loadSodiumVerify();
   const hasher = steps === 'sign' ? undefined : await createBLAKE3();
   const digest = (bytes) => {
     hasher.init();
@@ -46,10 +52,11 @@ async function checkShare({ dirs, steps, publicKey, next }) {
     const text = manifest.bytes.toString('utf8');
     const code = readArtefactFile(`${dir}/${ENTRY.exec(text)?.[1] ?? 'main.ts'}`);
     if (hasher) for (const artefact of [manifest, code, schema, lock]) digest(artefact.bytes);
-    if (steps === 'parse') parseToml(text);
+    if (steps === 'parse') readPlainToml(text) ?? parseToml(text);
     const file = JSON.parse(signature.bytes.toString('utf8'));
     const statement = statementBytes(claimedStatement(file));
-    if (verify(null, statement, key, Buffer.from(file.signature, 'base64'))) valid++;
+    const bytes = Buffer.from(file.signature, 'base64');
+    if (sodiumAccepts(sodium, bytes, statement, rawKey) || verify(null, statement, key, bytes)) valid++;
   }
   return valid;
 }

@@ -1,8 +1,8 @@
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { readPlainToml } from '../runtime/plain-toml.mjs';
 import { ManifestError } from './errors.ts';
 import { manifestShape } from './manifest-shape.ts';
-import { readPlainToml } from './plain-toml.ts';
 import { declaredProfileSchema } from './profile.ts';
 import { HOST_ONLY_ERROR_CLASSES } from './result.ts';
 

@@ -80,7 +80,11 @@ describe('a whole catalog on two cores, with the signature thread', () => {
       expect(outcome.executor!.manifest).toEqual(alone.manifest);
     }
     expect(stats).toEqual([expect.objectContaining({ submitted: COUNT, unanswered: 0 })]);
-    const { taken, takenBack, readAhead } = stats[0] as { taken: number; takenBack: number; readAhead: number };
+    const { taken, takenBack, readAhead } = stats[0] as {
+      taken: number;
+      takenBack: number;
+      readAhead: number;
+    };
     expect(taken + takenBack).toBe(COUNT);
     expect(taken).toBeGreaterThan(0);
     // and it read folders ahead: those gave the same stamps, digests and manifests as above
@@ -467,7 +471,8 @@ describe('the read lane', () => {
   it('a thread that claims folders and never reads them: the caller waits once, then reads every folder itself', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(COUNT, key);
-    const body = 'for (let i = 0; i < folders; i++) Atomics.compareExchange(states, i, 0, 2); setInterval(() => {}, 1000);';
+    const body =
+      'for (let i = 0; i < folders; i++) Atomics.compareExchange(states, i, 0, 2); setInterval(() => {}, 1000);';
     const stats: { readAhead: number; readWaits: number }[] = [];
     const outcomes = await verifyExecutors(
       dirs,
@@ -501,7 +506,9 @@ describe('the read lane', () => {
       { ...TWO_CORES, onSignatures: (s) => stats.push(s) },
     );
     expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
-    expect(outcomes.at(-1)!.executor!.schema).toEqual((await verifyExecutor(large.dir, { trustedKeys: [key] })).schema);
+    expect(outcomes.at(-1)!.executor!.schema).toEqual(
+      (await verifyExecutor(large.dir, { trustedKeys: [key] })).schema,
+    );
     expect(stats[0]!.readAhead).toBeGreaterThan(0);
   });
 });

@@ -123,7 +123,9 @@ function readLane(lane: ReadLane) {
 
 /** Whether `shared` holds exactly `bytes` from `at` (compared natively, nothing copied). */
 function sameBytes(shared: Buffer, at: number, bytes: Uint8Array): boolean {
-  return at + bytes.length <= shared.length && shared.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
+  return (
+    at + bytes.length <= shared.length && shared.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0
+  );
 }
 
 /**
@@ -202,7 +204,14 @@ export function createSignatureThread(
   // Stryker disable next-line StringLiteral: a thread that throws also exits, and 'exit' is handled the same
   worker.on('error', ended);
   worker.on('exit', ended);
-  const counts: SignatureThreadStats = { submitted: 0, taken: 0, takenBack: 0, unanswered: 0, readAhead: 0, readWaits: 0 };
+  const counts: SignatureThreadStats = {
+    submitted: 0,
+    taken: 0,
+    takenBack: 0,
+    unanswered: 0,
+    readAhead: 0,
+    readWaits: 0,
+  };
   /** The thread once held a folder past the wait: from then on the caller reads every one itself. */
   let laneGivenUp = false;
   let submitted = 0;
@@ -298,7 +307,12 @@ export function createSignatureThread(
         ? online.then(async () => {
             // Stryker disable next-line ConditionalExpression,EqualityOperator: the wait only lets a test start with the thread running
             while (!exited && Atomics.load(counters, STARTED) === 0) {
-              const waiting = (Atomics as unknown as AtomicsWithWaitAsync).waitAsync(counters, STARTED, 0, 50);
+              const waiting = (Atomics as unknown as AtomicsWithWaitAsync).waitAsync(
+                counters,
+                STARTED,
+                0,
+                50,
+              );
               if (waiting.async) await waiting.value;
             }
           })

@@ -1,13 +1,13 @@
 import { verify as nodeVerify, type webcrypto } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { z } from 'zod';
+import { loadSodiumVerify, type SodiumVerify, sodiumAccepts } from '../runtime/sodium-verify.mjs';
 import {
   claimedStatement,
   SIGNATURE_TAG,
   type SignatureStatement,
   statementBytes,
 } from '../runtime/statement.mjs';
-import { loadSodiumVerify, type SodiumVerify, sodiumAccepts } from '../runtime/sodium-verify.mjs';
 import { nodePublicKey, type PublicKey, type SigningKey } from './keys.ts';
 
 export { claimedStatement, SIGNATURE_TAG, type SignatureStatement, statementBytes };

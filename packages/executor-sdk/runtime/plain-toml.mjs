@@ -4,9 +4,8 @@
 // the same text (null-prototype tables, the same TomlDate); anything outside that subset
 // returns undefined and smol-toml reads it. It allocates a fraction of what a general parser
 // does, which a fresh process loading a large catalog pays for in garbage collection.
+// Shared by src/manifest.ts and the catalog benchmark's floor; `smol-toml` is its one import.
 import { TomlDate } from 'smol-toml';
-
-type Table = Record<string, unknown>;
 
 /** What a basic string may hold here: no escapes, quotes or control characters. */
 const CHARS = String.raw`[^"\\\x00-\x08\x0a-\x1f\x7f]*`;
@@ -14,12 +13,12 @@ const STRING = `"${CHARS}"`;
 /**
  * One line: a table header or a key and its value, then an optional comment. The groups:
  * 1 the header's dotted name, 2 the key, 3 a string's content, 4 an integer, 5 a boolean,
- * 6 a date-time, 7 an array of strings.
+ * 6 a date-time, 7 an array of strings, 8 the line's end ('' at the end of the text).
  */
 const LINE = new RegExp(
   String.raw`[ \t]*(?:\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\]|([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:` +
     `"(${CHARS})"|` +
-    String.raw`(0|-?[1-9][0-9]{0,14})|(true|false)|` +
+    `(0|-?[1-9][0-9]{0,14})|(true|false)|` +
     String.raw`(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)|` +
     String.raw`(\[[ \t]*(?:${STRING}(?:[ \t]*,[ \t]*${STRING})*[ \t]*)?\])))?` +
     String.raw`[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?(\r?\n|$)`,
@@ -34,10 +33,10 @@ const ARRAY_ITEM = new RegExp(STRING, 'g');
  * @example
  * readPlainToml('[executor]\nname = "fs_read"\n'); // { executor: { name: 'fs_read' } }
  */
-export function readPlainToml(text: string): Table | undefined {
-  const root: Table = Object.create(null);
+export function readPlainToml(text) {
+  const root = Object.create(null);
   /** The tables the headers made, so none is made twice and no value is used as one. */
-  const tables = new Set<Table>();
+  const tables = new Set();
   let table = root;
   LINE.lastIndex = 0;
   for (let more = true; more; ) {
@@ -50,15 +49,15 @@ export function readPlainToml(text: string): Table | undefined {
       let parent = root;
       const names = header.split('.');
       for (let index = 0; index < names.length; index++) {
-        const name = names[index]!;
+        const name = names[index];
         const existing = parent[name];
         if (!Object.hasOwn(parent, name)) {
-          const created: Table = Object.create(null);
+          const created = Object.create(null);
           parent[name] = created;
           tables.add(created);
           parent = created;
-        } else if (index < names.length - 1 && tables.has(existing as Table)) {
-          parent = existing as Table;
+        } else if (index < names.length - 1 && tables.has(existing)) {
+          parent = existing;
         } else {
           // a table named again, or a value used as a table: smol-toml decides
           return undefined;
@@ -71,7 +70,7 @@ export function readPlainToml(text: string): Table | undefined {
     if (key === undefined) continue;
     if (Object.hasOwn(table, key)) return undefined;
     // indexed, not destructured: this runs for every line of every manifest of a catalog
-    let value: unknown = match[3];
+    let value = match[3];
     if (value === undefined) {
       if (match[4] !== undefined) value = Number(match[4]);
       else if (match[5] !== undefined) value = match[5] === 'true';
@@ -79,7 +78,7 @@ export function readPlainToml(text: string): Table | undefined {
         const date = new TomlDate(match[6]);
         if (!date.isValid()) return undefined;
         value = date;
-      } else value = (match[7]!.match(ARRAY_ITEM) ?? []).map((item) => item.slice(1, -1));
+      } else value = (match[7].match(ARRAY_ITEM) ?? []).map((item) => item.slice(1, -1));
     }
     table[key] = value;
   }
