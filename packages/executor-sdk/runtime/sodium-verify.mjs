@@ -27,12 +27,15 @@ export function loadSodiumVerify() {
 }
 
 /**
- * Whether libsodium accepts the signature. Whatever it accepts, OpenSSL accepts too (the same
- * RFC 8032 equation, plus libsodium's refusal of small-order points and non-canonical keys),
- * so a "yes" here settles the check and a "no" is left to OpenSSL, which decides as before.
+ * Whether libsodium accepts the signature. Whatever it accepts (a 64-byte signature, a 32-byte
+ * key), node:crypto's OpenSSL accepts too: the same RFC 8032 equation, and libsodium also refuses
+ * small-order points and non-canonical keys. So a "yes" here settles the check and a "no" is left
+ * to OpenSSL, which decides as before.
  */
 export function sodiumAccepts(verify, signature, message, publicKey) {
-  if (!verify) return false;
+  // libsodium reads the first 64 bytes of a longer signature and ignores the rest; OpenSSL
+  // refuses it, so only an exact signature and key are asked
+  if (!verify || signature.length !== 64 || publicKey.length !== 32) return false;
   try {
     return verify(signature, message, publicKey) === true;
   } catch {

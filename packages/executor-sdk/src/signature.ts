@@ -161,7 +161,9 @@ export function verifyStatement(
 ): boolean {
   const bytes = statementBytes(statement);
   try {
-    // RFC 8032 rules (no ZIP-215 leniency), the same as OpenSSL behind the other two backends.
+    // Strict encodings (no ZIP-215 leniency). noble checks the equation multiplied by the
+    // cofactor, so a few crafted signatures that node:crypto refuses pass here: the `node`
+    // backend, the default, is the reference.
     if (backend === 'noble') return ed25519.verify(signature, bytes, key.publicKey, { zip215: false });
   } catch {
     return false;
