@@ -48,6 +48,11 @@ const program = (body: string) =>
   'const claim = (i) => Atomics.compareExchange(claims, i, 0, workerData.mark) === 0;' +
   'const answer = (i, value) => { Atomics.store(answers, i, value); Atomics.add(counters, 2, 1); Atomics.notify(counters, 2); };' +
   'const closed = () => Atomics.load(counters, 1) === 1;' +
+  // a wait as the real program waits: on the signal read before it last looked, saying so
+  // (position 6), so the caller wakes it
+  'const sleep = (signal) => { Atomics.store(counters, 6, 1);' +
+  'Atomics.wait(counters, 3, signal, 20); Atomics.store(counters, 6, 0); };' +
+  'const signalNow = () => Atomics.load(counters, 3);' +
   body;
 
 /**
@@ -57,7 +62,7 @@ const program = (body: string) =>
 const claimAll =
   'let next = 0; const mine = [];' +
   'const take = () => { const n = Atomics.load(counters, 0); while (next < n) { if (claim(next)) mine.push(next); next++; } };' +
-  'while (!closed()) { take(); Atomics.wait(counters, 3, Atomics.load(counters, 3), 20); } take();';
+  'while (!closed()) { const signal = signalNow(); take(); sleep(signal); } take();';
 
 describe('a whole catalog on two cores, with the signature thread', () => {
   it('gives, folder by folder, exactly what verifying each alone gives, and the thread made the checks', async () => {
@@ -292,9 +297,9 @@ describe('handing checks over', () => {
     const key = await generateSigningKey();
     // a thread that claims the first two checks as they come and answers them valid
     const body =
-      'let next = 0; while (next < 2) { const n = Math.min(2, Atomics.load(counters, 0));' +
+      'let next = 0; while (next < 2) { const signal = signalNow(); const n = Math.min(2, Atomics.load(counters, 0));' +
       'while (next < n) { if (claim(next)) answer(next, 1); next++; }' +
-      'if (next < 2) Atomics.wait(counters, 3, Atomics.load(counters, 3), 20); }';
+      'if (next < 2) sleep(signal); }';
     const thread = createSignatureThread(3, [key], { program: program(body) })!;
     try {
       await thread.ready();
