@@ -516,4 +516,79 @@ describe('the read lane', () => {
     );
     expect(stats[0]!.readAhead).toBeGreaterThan(0);
   });
+
+  it('hands over exactly what the thread marked read, refuses entries outside the lane, waits once, then gives up', async () => {
+    const key = await generateSigningKey();
+    const files = ['a', 'b', 'c', 'd'];
+    const dirs = Array.from({ length: 20 }, (_, index) => `/nowhere/${index}`);
+    // folders 0–9 and 12 marked read at once (1–8 with one entry out of place each), 10 marked
+    // read 5 ms after the caller comes to it, 11 held forever
+    const body = `const put = (i, entries) => { entries.forEach((e, f) => table.set(e, (i * files + f) * 4)); Atomics.store(states, i, 3); };
+      data.write('abcdefghijkl', 0, 'latin1'); data.write('xyz', data.length - 3, 'latin1');
+      const good = () => [[0, 2, 8, 1], [2, 2, 9, 1], [4, 2, 10, 1], [6, 2, 11, 1]];
+      const variant = (change) => { const e = good(); e[2] = change(e[2]); return e; };
+      put(0, good());
+      put(1, variant(([, l, s, sl]) => [-1, l, s, sl]));
+      put(2, variant(([a, , s, sl]) => [a, -1, s, sl]));
+      put(3, variant(([a, l, , sl]) => [a, l, -1, sl]));
+      put(4, variant(([a, l, s]) => [a, l, s, -1]));
+      put(5, variant(([, , s, sl]) => [data.length - 2, 2, s, sl]));
+      put(6, variant(([, , s, sl]) => [data.length - 1, 2, s, sl]));
+      put(7, variant(([a, l]) => [a, l, data.length - 1, 1]));
+      put(8, variant(([a, l]) => [a, l, data.length - 1, 2]));
+      put(9, variant(([a, l, s]) => [a, l, s, 0]));
+      Atomics.store(states, 10, 2); Atomics.store(states, 11, 2); put(12, good());
+      const poll = setInterval(() => { if (Atomics.load(counters, 4) === 10) { clearInterval(poll);
+        setTimeout(() => put(10, good()), 5); } }, 1);
+      setInterval(() => {}, 1000);`;
+    const thread = createSignatureThread(dirs.length, [key], { program: lane(body), lane: { dirs, files } })!;
+    try {
+      await thread.ready();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const read = (index: number) => {
+        const artefacts = thread.reached(index);
+        return (
+          artefacts &&
+          [...artefacts].map(([file, { bytes, stamp }]) => `${file}=${bytes.toString('latin1')}/${stamp}`)
+        );
+      };
+      const whole = ['a=ab/i', 'b=cd/j', 'c=ef/k', 'd=gh/l'];
+      // not folders of the lane: nothing, and no folder claimed by mistake
+      expect(read(-1)).toBeUndefined();
+      expect(read(0.5)).toBeUndefined();
+      expect(read(20)).toBeUndefined();
+      expect(read(0)).toEqual(whole);
+      for (const index of [1, 2, 3, 4, 6, 8]) expect([index, read(index)]).toEqual([index, undefined]);
+      expect(read(5)).toEqual(['a=ab/i', 'b=cd/j', 'c=yz/k', 'd=gh/l']);
+      expect(read(7)).toEqual(['a=ab/i', 'b=cd/j', 'c=ef/z', 'd=gh/l']);
+      expect(read(10)).toEqual(whole);
+      expect(read(9)).toEqual(['a=ab/i', 'b=cd/j', 'c=ef/', 'd=gh/l']);
+      expect(read(11)).toBeUndefined();
+      // given up: what the thread read after that is not asked for
+      expect(read(12)).toBeUndefined();
+      expect(thread.stats()).toMatchObject({ readAhead: 5, readWaits: 2 });
+    } finally {
+      await thread.close();
+    }
+    const without = createSignatureThread(2, [key], { program: program('') })!;
+    expect(without.reached(0)).toBeUndefined();
+    await without.close();
+  });
+
+  it('a thread that throws: the caller hears of its end and does everything itself', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const stats: { taken: number; readAhead: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      {
+        ...TWO_CORES,
+        signatureProgram: program("throw new Error('broken');"),
+        onSignatures: (s) => stats.push(s),
+      },
+    );
+    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
+    expect(stats[0]).toMatchObject({ taken: 0, readAhead: 0 });
+  });
 });
