@@ -6,3 +6,5 @@ export declare function readInto(
   path: string,
   bufferFor: (size: number) => Buffer | undefined,
 ): { bytes: Buffer; stamp: string };
+/** The path of `file` in a version folder, with or without a trailing slash on the folder. */
+export declare function artefactPath(dir: string, file: string): string;

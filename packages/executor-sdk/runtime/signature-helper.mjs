@@ -16,7 +16,7 @@
 import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
 import { ed25519PublicKey } from './public-key.mjs';
-import { readInto } from './read-artefact.mjs';
+import { artefactPath, readInto } from './read-artefact.mjs';
 import { loadSodiumVerify, sodiumAccepts } from './sodium-verify.mjs';
 
 const { control, slots, slotSize, lengths, claims, answers, keys, mark, lane } = workerData;
@@ -73,7 +73,7 @@ function readFolder(index) {
   for (let file = 0; file < lane.files.length && state === READ; file++) {
     const name = lane.files[file];
     try {
-      const { bytes, stamp } = readInto(dir.endsWith('/') ? dir + name : `${dir}/${name}`, (size) =>
+      const { bytes, stamp } = readInto(artefactPath(dir, name), (size) =>
         size <= data.length - used ? data.subarray(used, used + size) : undefined,
       );
       const at = used;
@@ -116,7 +116,8 @@ for (;;) {
   if (next < submitted) {
     const ticket = next++;
     if (Atomics.compareExchange(claimed, ticket, FREE, mark) !== FREE) continue;
-    const key = keyObjects[sizes[ticket * 2 + 1]];
+    const keyIndex = sizes[ticket * 2 + 1];
+    const key = keyObjects[keyIndex];
     const length = sizes[ticket * 2];
     if (key) {
       const at = ticket * slotSize;
@@ -124,7 +125,7 @@ for (;;) {
         const message = bytes.subarray(at, at + length);
         const signature = bytes.subarray(at + length, at + length + SIGNATURE_BYTES);
         const valid =
-          sodiumAccepts(sodiumVerify, signature, message, rawKeys[sizes[ticket * 2 + 1]]) ||
+          sodiumAccepts(sodiumVerify, signature, message, rawKeys[keyIndex]) ||
           verify(null, message, key, signature);
         Atomics.store(answered, ticket, valid ? 1 : 2);
       } catch {

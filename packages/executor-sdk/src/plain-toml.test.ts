@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse, TomlDate } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { readPlainToml } from '../runtime/plain-toml.mjs';
+import { seededRandom } from './__fixtures__/index.ts';
 import { parseManifest } from './manifest.ts';
 import { manifestShape } from './manifest-shape.ts';
 import { scaffoldManifest } from './scaffold.ts';
@@ -25,20 +26,7 @@ const scaffolded = [
   scaffoldManifest('notes_find', 'Finds notes by "words" and tags.', '2026-01-31T23:59:59.5Z'),
 ];
 
-/** A small seeded generator (mulberry32), so every run sees the same texts. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-  const below = (count: number) => Math.floor(next() * count);
-  const pick = <T>(items: readonly T[]): T => items[below(items.length)]!;
-  return { next, below, pick };
-}
-type Random = ReturnType<typeof random>;
+type Random = ReturnType<typeof seededRandom>;
 
 function show(value: unknown): string {
   if (value instanceof Date) return `${value.constructor.name}(${String(value)})`;
@@ -389,7 +377,7 @@ describe('readPlainToml', () => {
   it('agrees with smol-toml on seeded mutations of the real and scaffolded manifests', () => {
     const sources = [...realManifests.map(({ text }) => text), ...scaffolded];
     expect(sources.length).toBeGreaterThan(10);
-    const rng = random(0x5eed);
+    const rng = seededRandom(0x5eed);
     const texts = function* () {
       for (let index = 0; index < 20_000; index++) yield mutate(rng.pick(sources), rng);
     };
@@ -400,7 +388,7 @@ describe('readPlainToml', () => {
   });
 
   it('agrees with smol-toml on seeded random documents of headers, keys, values and comments', () => {
-    const rng = random(0x70e1);
+    const rng = seededRandom(0x70e1);
     const texts = function* () {
       for (let index = 0; index < 20_000; index++) yield randomDocument(rng);
     };

@@ -438,54 +438,45 @@ describe('the read lane', () => {
         `const files = workerData.lane.files.length; ${body}`,
     );
 
-  it('what it delivers is checked like what is read here: empty files get the folders refused, none accepted', async () => {
+  /** A catalog of COUNT signed folders verified on two cores, the thread running `signatureProgram`. */
+  async function verifyWith(signatureProgram: string) {
     const key = await generateSigningKey();
     const dirs = await catalogOf(COUNT, key);
+    const stats: { readAhead: number; readWaits: number; taken: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, signatureProgram, onSignatures: (s) => stats.push(s) },
+    );
+    return { found: reasons(outcomes), stats: stats[0]! };
+  }
+
+  it('what it delivers is checked like what is read here: empty files get the folders refused, none accepted', async () => {
     // every folder it can claim, "read" as four empty files
     const body =
       "for (let i = 0; i < folders; i++) if (Atomics.compareExchange(states, i, 0, 2) === 0) { data.write('x', 0, 'latin1');" +
       'for (let f = 0; f < files; f++) table.set([0, 0, 0, 1], (i * files + f) * 4); Atomics.store(states, i, 3); }';
-    const stats: { readAhead: number }[] = [];
-    const outcomes = await verifyExecutors(
-      dirs,
-      { trustedKeys: [key] },
-      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
-    );
-    const found = reasons(outcomes);
-    expect(stats[0]!.readAhead).toBeGreaterThan(0);
-    expect(found.filter((reason) => reason !== 'ok')).toHaveLength(stats[0]!.readAhead);
-    expect(found.filter((reason) => reason === 'ok').length).toBe(COUNT - stats[0]!.readAhead);
+    const { found, stats } = await verifyWith(lane(body));
+    expect(stats.readAhead).toBeGreaterThan(0);
+    expect(found.filter((reason) => reason !== 'ok')).toHaveLength(stats.readAhead);
+    expect(found.filter((reason) => reason === 'ok').length).toBe(COUNT - stats.readAhead);
   });
 
   it('a delivery that points outside the lane is not used: the caller reads that folder itself', async () => {
-    const key = await generateSigningKey();
-    const dirs = await catalogOf(COUNT, key);
     const body =
       'for (let i = 0; i < folders; i++) if (Atomics.compareExchange(states, i, 0, 2) === 0) {' +
       'for (let f = 0; f < files; f++) table.set([data.length - 1, 2, 0, 1], (i * files + f) * 4); Atomics.store(states, i, 3); }';
-    const stats: { readAhead: number }[] = [];
-    const outcomes = await verifyExecutors(
-      dirs,
-      { trustedKeys: [key] },
-      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
-    );
-    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
-    expect(stats[0]!.readAhead).toBe(0);
+    const { found, stats } = await verifyWith(lane(body));
+    expect(found.every((reason) => reason === 'ok')).toBe(true);
+    expect(stats.readAhead).toBe(0);
   });
 
   it('a thread that claims folders and never reads them: the caller waits once, then reads every folder itself', async () => {
-    const key = await generateSigningKey();
-    const dirs = await catalogOf(COUNT, key);
     const body =
       'for (let i = 0; i < folders; i++) Atomics.compareExchange(states, i, 0, 2); setInterval(() => {}, 1000);';
-    const stats: { readAhead: number; readWaits: number }[] = [];
-    const outcomes = await verifyExecutors(
-      dirs,
-      { trustedKeys: [key] },
-      { ...TWO_CORES, signatureProgram: lane(body), onSignatures: (s) => stats.push(s) },
-    );
-    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
-    expect(stats[0]).toMatchObject({ readAhead: 0, readWaits: 1 });
+    const { found, stats } = await verifyWith(lane(body));
+    expect(found.every((reason) => reason === 'ok')).toBe(true);
+    expect(stats).toMatchObject({ readAhead: 0, readWaits: 1 });
   });
 
   it('a folder too large for the lane is read here, and the rest still comes through the lane', async () => {
@@ -576,19 +567,8 @@ describe('the read lane', () => {
   });
 
   it('a thread that throws: the caller hears of its end and does everything itself', async () => {
-    const key = await generateSigningKey();
-    const dirs = await catalogOf(COUNT, key);
-    const stats: { taken: number; readAhead: number }[] = [];
-    const outcomes = await verifyExecutors(
-      dirs,
-      { trustedKeys: [key] },
-      {
-        ...TWO_CORES,
-        signatureProgram: program("throw new Error('broken');"),
-        onSignatures: (s) => stats.push(s),
-      },
-    );
-    expect(reasons(outcomes).every((reason) => reason === 'ok')).toBe(true);
-    expect(stats[0]).toMatchObject({ taken: 0, readAhead: 0 });
+    const { found, stats } = await verifyWith(program("throw new Error('broken');"));
+    expect(found.every((reason) => reason === 'ok')).toBe(true);
+    expect(stats).toMatchObject({ taken: 0, readAhead: 0 });
   });
 });

@@ -3,6 +3,7 @@ import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToNumberLE, numberToBytesLE } from '@noble/curves/utils.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SodiumVerify } from '../runtime/sodium-verify.mjs';
+import { seededRandom } from './__fixtures__/index.ts';
 import { keyIdOf, nodePublicKey, type PublicKey, type SigningKey } from './keys.ts';
 import { type SignatureStatement, statementBytes, verifySignedBytes } from './signature.ts';
 
@@ -117,21 +118,6 @@ function flipBit(bytes: Uint8Array, bit: number): Uint8Array {
   const flipped = bytes.slice();
   flipped[bit >> 3]! ^= 1 << (bit & 7);
   return flipped;
-}
-
-/** A seeded source of numbers, so a failing case comes back on the next run. */
-function seeded(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return (mixed ^ (mixed >>> 14)) >>> 0;
-  };
-  return {
-    below: (limit: number) => next() % limit,
-    bytes: (length: number) => Uint8Array.from({ length }, () => next() & 0xff),
-  };
 }
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -261,7 +247,7 @@ describe('verifySignedBytes accepts exactly what OpenSSL accepts', () => {
   });
 
   it('over 300 random messages and signatures with random bits flipped, a yes from libsodium is always a yes from OpenSSL, and verifySignedBytes answers as OpenSSL does', async () => {
-    const random = seeded(8032);
+    const random = seededRandom(8032);
     const keys = await Promise.all([0, 1, 2, 3].map(() => signingKeyFrom(random.bytes(32))));
     const verify = loadSodiumVerify();
     const disagreements: string[] = [];

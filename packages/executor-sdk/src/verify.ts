@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { unsupportedKeywords } from '../runtime/json-schema.mjs';
-import { fileStamp, readArtefactFile, readArtefactView } from '../runtime/read-artefact.mjs';
+import { artefactPath, fileStamp, readArtefactFile, readArtefactView } from '../runtime/read-artefact.mjs';
 import { ARTEFACTS } from './artefacts.ts';
 import { jsonTextDepth, MAX_JSON_DEPTH } from './depth.ts';
 import { ManifestError, VerificationError } from './errors.ts';
@@ -89,15 +89,6 @@ const HELPER_LAYOUT = {
 };
 
 /**
- * The path of a file in a version folder. The folder is used as given (a catalog's folders are
- * already joined): path.join's normalising, done for every artefact of every folder, cost a
- * fresh process more than its own share, in compiling it as well as in running it.
- */
-function inDir(dir: string, file: string): string {
-  return dir.endsWith('/') ? dir + file : `${dir}/${file}`;
-}
-
-/**
  * One artefact (see readArtefactFile: its identity from the same open file), or the one a
  * helper thread already read. Small files read this way cost far less than the promise
  * API's thread hops.
@@ -111,7 +102,7 @@ function readArtefact(
   const ahead = preread?.get(file);
   if (ahead) return ahead;
   try {
-    return read(inDir(dir, file));
+    return read(artefactPath(dir, file));
   } catch (error) {
     throw new VerificationError({
       reason: 'missing_artefact',
@@ -330,7 +321,7 @@ interface Prepared {
 
 function manifestFromToml(text: string, dir: string): Manifest {
   try {
-    return parseManifest(text, inDir(dir, ARTEFACTS.manifest));
+    return parseManifest(text, artefactPath(dir, ARTEFACTS.manifest));
   } catch (error) {
     if (!ManifestError.isInstance(error)) throw error;
     throw new VerificationError({
@@ -386,7 +377,7 @@ function confirmRemembered(
       name: manifest.executor.name,
       version: manifest.executor.version,
       dir,
-      codeFile: inDir(dir, files.codeFileName),
+      codeFile: artefactPath(dir, files.codeFileName),
       code: files.code,
       manifest,
       schema: JSON.parse(files.schemaText) as Record<string, unknown>,
@@ -583,7 +574,7 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
     name: manifest.executor.name,
     version: manifest.executor.version,
     dir: prepared.dir,
-    codeFile: inDir(prepared.dir, codeFileName),
+    codeFile: artefactPath(prepared.dir, codeFileName),
     code: prepared.code,
     manifest,
     schema: prepared.schema,
@@ -774,8 +765,8 @@ async function verifyWithSignatureThread(
 /**
  * Verifies many version directories at once, never throwing for a bad one; the outcomes are
  * in the order of `dirs`. With the `node` backend and enough folders a second core works too:
- * on two cores with nothing cached, a thread that only checks signatures
- * ({@link verifyWithSignatureThread}); otherwise helper threads (one per other core) do the
+ * on two cores with nothing cached, a thread that reads the fixed-name artefacts ahead and checks
+ * the signatures ({@link verifyWithSignatureThread}); otherwise helper threads (one per other core) do the
  * folders from the first (reads and signature checks) while this thread does the rest from
  * the last, and parses and checks what the helpers delivered, so every core works to the end.
  *

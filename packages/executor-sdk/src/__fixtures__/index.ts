@@ -101,3 +101,24 @@ export async function forgeSignature(
   ).toString('base64');
   await writeFile(join(dir, 'manifest.sig'), JSON.stringify(file, null, 2));
 }
+
+/**
+ * A small seeded generator (mulberry32), so every run of a test sees the same cases and a
+ * failing one comes back on the next run.
+ */
+export function seededRandom(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
+    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+  };
+  const below = (count: number) => Math.floor(next() * count);
+  return {
+    next,
+    below,
+    pick: <T>(items: readonly T[]): T => items[below(items.length)]!,
+    bytes: (length: number) => Uint8Array.from({ length }, () => below(256)),
+  };
+}
