@@ -431,6 +431,54 @@ describe('versions and rollback', () => {
     expect(again.get('multi')?.version).toBe('1.1.0');
   });
 
+  // Every folder is read as a flat executor first; the versioned ones are found by their failure.
+  it.each([
+    { label: 'a few folders', flat: 3 },
+    { label: 'enough folders for the signature thread', flat: 70 },
+  ])(
+    'reads flat and versioned executors side by side, with $label, and reports only folders that hold one',
+    async ({ flat }) => {
+      const { root, write, open } = await world();
+      // written out of order: the report follows the folders' paths
+      const names = Array.from(
+        { length: flat },
+        (_, index) => `flat_${String(flat - index).padStart(3, '0')}`,
+      );
+      for (const name of names) await write(name);
+      await write('a_versioned', { version: '1.0.0', versioned: true });
+      await write('a_versioned', { version: '2.0.0', versioned: true });
+      await writeFile(join(root, 'a_versioned', 'CURRENT'), '1.0.0\n');
+      const tampered = await write('a_versioned', { version: '3.0.0', versioned: true });
+      await editFile(join(tampered, 'main.ts'), (text) => `${text}// more\n`);
+      // flat executors that lost their manifest: quarantined, not skipped
+      const lost = ['lost_e', 'lost_b', 'lost_d', 'lost_a', 'lost_c'];
+      for (const name of lost) await rm(join(await write(name), 'manifest.toml'));
+      // folders without an executor: not reported
+      await mkdir(join(root, 'notes'));
+      await writeFile(join(root, 'notes', 'README.md'), 'not an executor\n');
+      await mkdir(join(root, 'empty'));
+
+      const catalog = open();
+      const report = await catalog.load();
+      // in the order of their folders' paths
+      expect(report.quarantined.map((entry) => [entry.name, entry.reason, entry.artefact])).toEqual([
+        ['a_versioned', 'digest_mismatch', 'main.ts'],
+        ...lost.sort().map((name) => [name, 'missing_artefact', 'manifest.toml']),
+      ]);
+      expect(report.loaded).toHaveLength(flat + 2);
+      expect(catalog.get('a_versioned')?.version).toBe('1.0.0');
+      expect(catalog.get('a_versioned', '2.0.0')?.dir).toBe(join(root, 'a_versioned', '2.0.0'));
+      expect(catalog.executors().map((executor) => executor.name)).toEqual(['a_versioned', ...names.sort()]);
+      // newest versions first, then in the order of the folders' paths
+      expect(report.loaded.map((executor) => `${executor.name}@${executor.version}`)).toEqual([
+        'a_versioned@2.0.0',
+        'a_versioned@1.0.0',
+        ...names.map((name) => `${name}@1.0.0`),
+      ]);
+      expect(catalog.get('notes')).toBeUndefined();
+    },
+  );
+
   it('refuses a versioned executor whose CURRENT is missing or names a version that is not loaded', async () => {
     const { root, write, open } = await world();
     await write('nocurrent', { version: '1.0.0', versioned: true });

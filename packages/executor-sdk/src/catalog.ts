@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { type Dirent, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import {
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -16,10 +24,16 @@ import {
 } from './lifecycle.ts';
 import { compareVersions } from './manifest.ts';
 import { hasOnlyKeys, isOptionalString, isPlainObject, isVersionOneMap } from './shape.ts';
-import { writeFileAtomic } from './sign.ts';
+import { writeFileAtomic, writeFileAtomicSync } from './sign.ts';
 import type { SignatureBackend } from './signature.ts';
 import type { VerificationCache } from './verification-cache.ts';
-import { artefactStamps, type VerifiedExecutor, verifyExecutor, verifyExecutors } from './verify.ts';
+import {
+  artefactStamps,
+  type VerifiedExecutor,
+  type VerifyOutcome,
+  verifyExecutor,
+  verifyExecutors,
+} from './verify.ts';
 
 /** A version that failed a check: kept on disk, never invoked, listed with its reason. */
 export interface QuarantineEntry {
@@ -148,61 +162,74 @@ async function exists(path: string): Promise<boolean> {
 
 const SIGNED_FILES = new Set<string>([ARTEFACTS.signature, ARTEFACTS.profileLock]);
 
-/** Finds every executor version folder under `root` (flat `<name>/` or `<name>/<version>/`). */
-async function scan(
-  root: string,
-): Promise<{ candidates: Candidate[]; currents: Map<string, string | null> }> {
-  const candidates: Candidate[] = [];
-  const currents = new Map<string, string | null>();
-  let names: Dirent[];
+/** Folders in the order of their paths, as the catalog has always verified them. */
+function byDir(a: Candidate, b: Candidate): number {
+  return a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0;
+}
+
+/** A directory listing, or undefined when the directory cannot be listed. */
+function listing(dir: string): Dirent[] | undefined {
   try {
-    names = readdirSync(root, { withFileTypes: true });
+    return readdirSync(dir, { withFileTypes: true });
   } catch {
-    return { candidates, currents };
+    return undefined;
   }
-  // One directory listing per executor (synchronous: thousands of tiny reads cost less without promise hops).
-  const listing = (dir: string): Dirent[] | undefined => {
-    try {
-      return readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-  };
-  const isDir = (parent: string, entry: Dirent) =>
+}
+
+/** Whether `entry` of `parent` is a directory, or a symbolic link to one. */
+function isDir(parent: string, entry: Dirent): boolean {
+  return (
     entry.isDirectory() ||
     (entry.isSymbolicLink() &&
-      statSync(join(parent, entry.name), { throwIfNoEntry: false })?.isDirectory() === true);
-  for (const entry of names) {
+      statSync(join(parent, entry.name), { throwIfNoEntry: false })?.isDirectory() === true)
+  );
+}
+
+/**
+ * The executor folders under `root`, each taken first for the common flat layout
+ * (`<name>/manifest.toml`). Whether a folder really is flat is known once its manifest has been
+ * read: a folder verified is; one that failed and has no manifest is looked into by
+ * {@link versionFolders}. One listing in all, so a catalog of thousands does not pay an
+ * existence check per folder before its files are read anyway.
+ */
+function executorFolders(root: string): Candidate[] {
+  const candidates: Candidate[] = [];
+  // join(root, name) for every name, with the root normalised once (names hold no `/`)
+  const prefix = join(root, '_').slice(0, -1);
+  for (const entry of listing(root) ?? []) {
     const name = entry.name;
     if (RESERVED_DIRS.has(name) || name.startsWith('.') || !isDir(root, entry)) continue;
-    const dir = join(root, name);
-    // The common flat layout costs one existence check; only the rest need a listing.
-    if (existsSync(`${dir}/${ARTEFACTS.manifest}`)) {
-      candidates.push({ name, dir, folderVersion: undefined });
-      continue;
-    }
-    const entries = listing(dir);
-    if (!entries) continue;
-    const files = new Set(entries.map((item) => item.name));
-    const versions = entries
-      .filter((item) => /^\d+\.\d+\.\d+/.test(item.name) && isDir(dir, item))
-      .map((item) => item.name);
-    if (versions.length === 0) {
-      // A single-version executor that lost its manifest: verified (and quarantined), not skipped.
-      if ([...files].some((file) => SIGNED_FILES.has(file)))
-        candidates.push({ name, dir, folderVersion: undefined });
-      continue;
-    }
-    for (const version of versions)
-      candidates.push({ name, dir: join(dir, version), folderVersion: version });
-    try {
-      currents.set(name, readFileSync(join(dir, ARTEFACTS.current), 'utf8').trim());
-    } catch {
-      currents.set(name, null);
-    }
+    candidates.push({ name, dir: prefix + name, folderVersion: undefined });
   }
-  candidates.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
-  return { candidates, currents };
+  return candidates;
+}
+
+/**
+ * What a folder without `manifest.toml` holds: its version folders (`<name>/<version>/`) and the
+ * version `CURRENT` names (null when it names none), or the folder itself when it has no
+ * versions but signed files (a single-version executor that lost its manifest is verified, and
+ * quarantined, not skipped), or nothing.
+ */
+function versionFolders(folder: Candidate): { candidates: Candidate[]; current?: string | null } {
+  const { name, dir } = folder;
+  const entries = listing(dir);
+  if (!entries) return { candidates: [] };
+  const versions = entries
+    .filter((item) => /^\d+\.\d+\.\d+/.test(item.name) && isDir(dir, item))
+    .map((item) => item.name);
+  if (versions.length === 0) {
+    return { candidates: entries.some((item) => SIGNED_FILES.has(item.name)) ? [folder] : [] };
+  }
+  let current: string | null;
+  try {
+    current = readFileSync(join(dir, ARTEFACTS.current), 'utf8').trim();
+  } catch {
+    current = null;
+  }
+  return {
+    candidates: versions.map((version) => ({ name, dir: join(dir, version), folderVersion: version })),
+    current,
+  };
 }
 
 /** A verified version that sits in the wrong folder: the folder names the executor and version. */
@@ -419,18 +446,63 @@ export function createCatalog(settings: CatalogSettings) {
     return undefined;
   }
 
+  /**
+   * Every executor version under the root with its outcome, in folder order. The folders are
+   * verified as flat executors first; one that failed without a `manifest.toml` is a versioned
+   * executor (or no executor), whose version folders are verified after.
+   */
+  async function verifyFolders(): Promise<{
+    candidates: Candidate[];
+    outcomes: VerifyOutcome[];
+    currents: Map<string, string | null>;
+  }> {
+    const folders = executorFolders(root);
+    const first = await verifyExecutors(
+      folders.map((folder) => folder.dir),
+      verifySettings,
+    );
+    const found: { candidate: Candidate; outcome: VerifyOutcome | undefined }[] = [];
+    const currents = new Map<string, string | null>();
+    for (const [index, folder] of folders.entries()) {
+      const outcome = first[index]!;
+      // verified, so its manifest was there; or failed with its manifest there
+      if (outcome.executor || existsSync(join(folder.dir, ARTEFACTS.manifest))) {
+        found.push({ candidate: folder, outcome });
+        continue;
+      }
+      const { candidates, current } = versionFolders(folder);
+      if (current !== undefined) currents.set(folder.name, current);
+      // the folder itself (no versions, but signed files) keeps the outcome it has
+      for (const candidate of candidates)
+        found.push({ candidate, outcome: candidate === folder ? outcome : undefined });
+    }
+    const versions = found.filter(({ outcome }) => outcome === undefined);
+    if (versions.length > 0) {
+      const more = await verifyExecutors(
+        versions.map(({ candidate }) => candidate.dir),
+        verifySettings,
+      );
+      for (const [index, entry] of versions.entries()) entry.outcome = more[index];
+    }
+    // Stryker disable next-line all: libuv lists a directory in order where tests run; not every system does
+    found.sort((a, b) => byDir(a.candidate, b.candidate));
+    return {
+      candidates: found.map(({ candidate }) => candidate),
+      outcomes: found.map(({ outcome }) => outcome!),
+      currents,
+    };
+  }
+
   async function saveState(): Promise<void> {
     if (settings.ledger === 'check') return;
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    // Each file is replaced whole (written, flushed, renamed), so they are written side by side:
-    // a crash leaves each one either as it was or as it is now.
-    await Promise.all([
-      writeFileAtomic(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`),
-      // Stryker disable next-line OptionalChaining: every caller opens the lifecycle store before it saves
-      lifecycle?.save(),
-      // A cache that cannot be written costs the next start time, never correctness.
-      settings.verificationCache?.save(),
-    ]);
+    // Each file is replaced whole (written, flushed, renamed): a crash leaves each one either as
+    // it was or as it is now. Written here, without a trip through libuv's pool per step.
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    writeFileAtomicSync(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
+    // Stryker disable next-line OptionalChaining: every caller opens the lifecycle store before it saves
+    lifecycle?.saveNow();
+    // A cache that cannot be written costs the next start time, never correctness.
+    await settings.verificationCache?.save();
   }
 
   const catalog = {
@@ -457,21 +529,31 @@ export function createCatalog(settings: CatalogSettings) {
       const nextExecutors = new Map<string, Map<string, VerifiedExecutor>>();
       const nextDefaults = new Map<string, string>();
       quarantined = [];
-      const { candidates, currents } = await scan(root);
-      const outcomes = await verifyExecutors(
-        candidates.map((candidate) => candidate.dir),
-        verifySettings,
-      );
-      const results = await Promise.all(
-        candidates.map(async (candidate, index) => {
-          const outcome = outcomes[index]!;
-          const error = outcome.error ?? placementError(candidate, outcome.executor!);
-          if (error === undefined) {
-            return { candidate, executor: outcome.executor, signature: outcome.executor!.signature };
-          }
-          return { candidate, error, signature: await signatureDigest(candidate.dir) };
-        }),
-      );
+      const { candidates, outcomes, currents } = await verifyFolders();
+      const results: {
+        candidate: Candidate;
+        executor?: VerifiedExecutor;
+        error?: unknown;
+        signature: string;
+      }[] = [];
+      // only a refused version needs its signature read again, from its file
+      const refusedSignatures: Promise<void>[] = [];
+      for (const [index, candidate] of candidates.entries()) {
+        const outcome = outcomes[index]!;
+        const error = outcome.error ?? placementError(candidate, outcome.executor!);
+        if (error === undefined) {
+          results.push({ candidate, executor: outcome.executor, signature: outcome.executor!.signature });
+          continue;
+        }
+        const result = { candidate, error, signature: '' };
+        results.push(result);
+        refusedSignatures.push(
+          signatureDigest(candidate.dir).then((signature) => {
+            result.signature = signature;
+          }),
+        );
+      }
+      await Promise.all(refusedSignatures);
       const ordered = results.sort((a, b) =>
         a.executor && b.executor ? compareVersions(b.executor.version, a.executor.version) : 0,
       );

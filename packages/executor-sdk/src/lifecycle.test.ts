@@ -126,4 +126,29 @@ describe('lifecycle store', () => {
     await store.save();
     expect(JSON.parse(await readFile(path, 'utf8')).executors['x0@1.0.0'].state).toBe('archived');
   });
+
+  it('stamps each transition with the clock of its moment, and saveNow writes what save would', async () => {
+    const dir = await temp.make();
+    let now = Date.parse('2026-11-28T08:00:00.000Z');
+    const path = join(dir, 'lifecycle.json');
+    // a clock that moves by half a millisecond a call: every other call is a new millisecond
+    const store = await openLifecycleStore(path, () => {
+      now += 0.5;
+      return new Date(now);
+    });
+    store.introduce('a@1.0.0', 'seed');
+    store.transition('a@1.0.0', 'active', 'signature verified');
+    store.introduce('b@1.0.0', 'seed');
+    store.transition('b@1.0.0', 'active', 'signature verified');
+    const stamps = ['a@1.0.0', 'b@1.0.0'].flatMap((id) => store.get(id)!.history.map((step) => step.at));
+    expect(stamps).toEqual([
+      '2026-11-28T08:00:00.000Z',
+      '2026-11-28T08:00:00.001Z',
+      '2026-11-28T08:00:00.001Z',
+      '2026-11-28T08:00:00.002Z',
+    ]);
+    store.saveNow();
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ version: 1, executors: store.all() });
+    expect(await readdir(dir)).toEqual(['lifecycle.json']);
+  });
 });

@@ -1,9 +1,13 @@
+import { mkdirSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { LifecycleError } from './errors.ts';
 import { hasOnlyKeys, isOptionalString, isPlainObject, isVersionOneMap } from './shape.ts';
-import { writeFileAtomic } from './sign.ts';
+import { writeFileAtomic, writeFileAtomicSync } from './sign.ts';
+
+/** How many transitions a record keeps, the latest. */
+const HISTORY_LENGTH = 50;
 
 /** The states an executor version moves through. */
 export const LIFECYCLE_STATES = [
@@ -113,6 +117,19 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
   }
 
   let dirty = false;
+  /** The clock's time as ISO text, spelled once per millisecond: a load enters thousands of records. */
+  let lastMs = Number.NaN;
+  let lastText = '';
+  const timestamp = () => {
+    const date = clock();
+    const ms = date.getTime();
+    if (ms !== lastMs) {
+      lastText = date.toISOString();
+      lastMs = ms;
+    }
+    return lastText;
+  };
+  const fileText = () => `${JSON.stringify({ version: 1, executors: records }, null, 2)}\n`;
 
   function set(
     id: string,
@@ -120,17 +137,16 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
     reason: string | undefined,
     extra: Partial<LifecycleRecord> = {},
   ) {
-    const now = clock().toISOString();
+    const now = timestamp();
     const previous = records[id];
+    const step = { from: previous?.state ?? null, to, at: now, reason };
     records[id] = {
       ...previous,
       ...extra,
       state: to,
       reason,
       since: previous?.state === to ? previous.since : now,
-      history: [...(previous?.history ?? []), { from: previous?.state ?? null, to, at: now, reason }].slice(
-        -50,
-      ),
+      history: previous ? [...previous.history, step].slice(-HISTORY_LENGTH) : [step],
     };
     dirty = true;
   }
@@ -164,7 +180,14 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
     async save(): Promise<void> {
       if (!dirty) return;
       await mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, `${JSON.stringify({ version: 1, executors: records }, null, 2)}\n`);
+      await writeFileAtomic(path, fileText());
+      dirty = false;
+    },
+    /** {@link save} without leaving the calling thread (see `writeFileAtomicSync`). */
+    saveNow(): void {
+      if (!dirty) return;
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileAtomicSync(path, fileText());
       dirty = false;
     },
   };
