@@ -498,7 +498,8 @@ export function createCatalog(settings: CatalogSettings) {
     // Each file is replaced whole (written, flushed, renamed): a crash leaves each one either as
     // it was or as it is now. Written here, without a trip through libuv's pool per step.
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    writeFileAtomicSync(ledgerPath, `${JSON.stringify(ledger, null, 2)}\n`);
+    // one line: a catalog of thousands writes these at every load (`metnos executor list` shows them)
+    writeFileAtomicSync(ledgerPath, `${JSON.stringify(ledger)}\n`);
     // Stryker disable next-line OptionalChaining: every caller opens the lifecycle store before it saves
     lifecycle?.saveNow();
     // A cache that cannot be written costs the next start time, never correctness.

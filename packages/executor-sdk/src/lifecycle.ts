@@ -129,7 +129,8 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
     }
     return lastText;
   };
-  const fileText = () => `${JSON.stringify({ version: 1, executors: records }, null, 2)}\n`;
+  /** One line: a catalog of thousands writes it at every load (`metnos executor list` shows it). */
+  const fileText = () => `${JSON.stringify({ version: 1, executors: records })}\n`;
 
   function set(
     id: string,
