@@ -183,19 +183,25 @@ export function validate(schema, value, root = schema) {
 }
 
 /** Lists keywords of `schema` outside SUPPORTED_KEYWORDS, with their JSON pointer. */
-export function unsupportedKeywords(schema, path = '') {
-  const found = [];
+export function unsupportedKeywords(schema, path = '', found = []) {
   if (schema === null || typeof schema !== 'object') return found;
-  for (const [key, child] of Object.entries(schema)) {
+  // indexed over the keys, into one list: this walks every schema of a catalog at its load
+  const keys = Object.keys(schema);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index];
+    const child = schema[key];
     if (!SUPPORTED_KEYWORDS.has(key)) found.push(`${path}/${key}`);
     if (key === 'properties' || key === 'definitions' || key === '$defs') {
-      for (const [name, sub] of Object.entries(child ?? {}))
-        found.push(...unsupportedKeywords(sub, `${path}/${key}/${name}`));
+      const entries = child ?? {};
+      const names = Object.keys(entries);
+      for (let at = 0; at < names.length; at++) {
+        unsupportedKeywords(entries[names[at]], `${path}/${key}/${names[at]}`, found);
+      }
     } else if (key === 'items' || key === 'additionalProperties' || key === 'not') {
-      found.push(...unsupportedKeywords(child, `${path}/${key}`));
+      unsupportedKeywords(child, `${path}/${key}`, found);
     } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf') {
-      (child ?? []).forEach((sub, index) => {
-        found.push(...unsupportedKeywords(sub, `${path}/${key}/${index}`));
+      (child ?? []).forEach((sub, at) => {
+        unsupportedKeywords(sub, `${path}/${key}/${at}`, found);
       });
     }
   }

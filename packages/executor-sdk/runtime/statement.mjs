@@ -11,21 +11,20 @@ export const SIGNATURE_TAG = 'metnos.executor.signature.v1';
  * before they get here; a newline throws all the same).
  */
 export function statementBytes(statement) {
-  const lines = [
-    SIGNATURE_TAG,
-    `key_id=${statement.keyId}`,
-    `name=${statement.name}`,
-    `version=${statement.version}`,
-    `manifest=${statement.manifest}`,
-    `code=${statement.code}`,
-    `schema=${statement.schema}`,
-    `profile_lock=${statement.profileLock}`,
-  ];
-  for (const line of lines) {
-    if (line.includes('\n')) throw new Error('signature statement fields cannot contain newlines');
-  }
-  return new TextEncoder().encode(`${lines.join('\n')}\n`);
+  const text =
+    `${SIGNATURE_TAG}\nkey_id=${statement.keyId}\nname=${statement.name}\nversion=${statement.version}\n` +
+    `manifest=${statement.manifest}\ncode=${statement.code}\nschema=${statement.schema}\n` +
+    `profile_lock=${statement.profileLock}\n`;
+  // one newline after each of the eight lines, and none inside a field
+  let newlines = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines++;
+  if (newlines !== STATEMENT_LINES) throw new Error('signature statement fields cannot contain newlines');
+  return encoder.encode(text);
 }
+
+/** The lines of a statement: the tag and seven fields. */
+const STATEMENT_LINES = 8;
+const encoder = new TextEncoder();
 
 /** The statement a parsed `manifest.sig` claims was signed: its key id, identity and digests. */
 export function claimedStatement(file) {

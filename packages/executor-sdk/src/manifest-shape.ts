@@ -30,9 +30,26 @@ type Checked<T> = T | undefined;
 function stringsMatching(value: unknown, pattern: RegExp, fallback?: string[]): Checked<string[]> {
   if (value === undefined) return fallback;
   if (!Array.isArray(value)) return undefined;
-  for (const item of value) if (typeof item !== 'string' || !pattern.test(item)) return undefined;
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
+    if (typeof item !== 'string' || !pattern.test(item)) return undefined;
+  }
   return value as string[];
 }
+
+// The keys each table may hold, made once: the check runs for every manifest of a catalog.
+const EXECUTOR_KEYS = ['name', 'version', 'created_at', 'created_by', 'summary'];
+const EXECUTOR_OPTIONAL = ['affinity', 'capabilities', 'entry'];
+const CONTRACT_KEYS = ['input_schema', 'output_schema', 'error_classes', 'idempotent', 'side_effects'];
+const SANDBOX_KEYS = ['profile', 'max_duration_ms', 'max_memory_mb', 'max_output_bytes'];
+const SANDBOX_OPTIONAL = ['min_tier', 'max_write_bytes', 'fs', 'exec', 'network', 'hash'];
+const FS_KEYS = ['read', 'write', 'hardlinks'];
+const EXEC_KEYS = ['mode', 'binaries'];
+const NETWORK_KEYS = ['mode', 'domains'];
+const TOP_KEYS = ['executor', 'contract', 'sandbox', 'audit'];
+const AUDIT_KEYS = ['trace_topic'];
+const NONE: string[] = [];
+const ANY_TEXT = /^[\s\S]+$/;
 
 function isInteger(value: unknown, max: number): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= max;
@@ -40,14 +57,7 @@ function isInteger(value: unknown, max: number): value is number {
 
 function executorTable(value: unknown): Checked<Manifest['executor']> {
   if (!isPlainObject(value)) return undefined;
-  if (
-    !hasOnlyKeys(
-      value,
-      ['name', 'version', 'created_at', 'created_by', 'summary'],
-      ['affinity', 'capabilities', 'entry'],
-    )
-  )
-    return undefined;
+  if (!hasOnlyKeys(value, EXECUTOR_KEYS, EXECUTOR_OPTIONAL)) return undefined;
   const { name, version, created_at: createdAt, created_by: createdBy, summary } = value;
   if (typeof name !== 'string' || !NAME.test(name)) return undefined;
   if (typeof version !== 'string' || !SEMVER.test(version)) return undefined;
@@ -57,7 +67,7 @@ function executorTable(value: unknown): Checked<Manifest['executor']> {
   if (!ISO_INSTANT.test(created)) return undefined;
   if (typeof createdBy !== 'string' || !CREATED_BY.test(createdBy)) return undefined;
   if (typeof summary !== 'string' || summary.length < 1 || summary.length > 500) return undefined;
-  const affinity = stringsMatching(value.affinity, /^[\s\S]+$/, []);
+  const affinity = stringsMatching(value.affinity, ANY_TEXT, []);
   const capabilities = stringsMatching(value.capabilities, CAPABILITY, []);
   const entry = value.entry === undefined ? 'main.ts' : value.entry;
   if (!affinity || !capabilities || typeof entry !== 'string' || !ENTRY.test(entry)) return undefined;
@@ -75,8 +85,7 @@ function executorTable(value: unknown): Checked<Manifest['executor']> {
 
 function contractTable(value: unknown): Checked<Manifest['contract']> {
   if (!isPlainObject(value)) return undefined;
-  if (!hasOnlyKeys(value, ['input_schema', 'output_schema', 'error_classes', 'idempotent', 'side_effects']))
-    return undefined;
+  if (!hasOnlyKeys(value, CONTRACT_KEYS)) return undefined;
   const { input_schema: input, output_schema: output, idempotent, side_effects: sideEffects } = value;
   if (typeof input !== 'string' || !SCHEMA_REF.test(input)) return undefined;
   if (typeof output !== 'string' || !SCHEMA_REF.test(output)) return undefined;
@@ -95,7 +104,8 @@ function contractTable(value: unknown): Checked<Manifest['contract']> {
 function pathEntries(value: unknown): Checked<string[]> {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return undefined;
-  for (const item of value) {
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
     if (typeof item !== 'string' || item.length < 1) return undefined;
     if (!item.startsWith('/') && !PATH_ENTRY.test(item)) return undefined;
   }
@@ -109,14 +119,7 @@ function modeOf(value: unknown): Checked<'none' | 'allowlist'> {
 
 function sandboxTable(value: unknown): Checked<Manifest['sandbox']> {
   if (!isPlainObject(value)) return undefined;
-  if (
-    !hasOnlyKeys(
-      value,
-      ['profile', 'max_duration_ms', 'max_memory_mb', 'max_output_bytes'],
-      ['min_tier', 'max_write_bytes', 'fs', 'exec', 'network', 'hash'],
-    )
-  )
-    return undefined;
+  if (!hasOnlyKeys(value, SANDBOX_KEYS, SANDBOX_OPTIONAL)) return undefined;
   const { profile, max_duration_ms: duration, max_memory_mb: memory, max_output_bytes: output } = value;
   if (typeof profile !== 'string' || profile.length < 1) return undefined;
   const minTier = value.min_tier === undefined ? 'full' : value.min_tier;
@@ -128,9 +131,9 @@ function sandboxTable(value: unknown): Checked<Manifest['sandbox']> {
   const fs = value.fs === undefined ? { read: [], write: [] } : value.fs;
   const exec = value.exec === undefined ? { mode: 'none', binaries: [] } : value.exec;
   const network = value.network === undefined ? { mode: 'none', domains: [] } : value.network;
-  if (!isPlainObject(fs) || !hasOnlyKeys(fs, [], ['read', 'write', 'hardlinks'])) return undefined;
-  if (!isPlainObject(exec) || !hasOnlyKeys(exec, [], ['mode', 'binaries'])) return undefined;
-  if (!isPlainObject(network) || !hasOnlyKeys(network, [], ['mode', 'domains'])) return undefined;
+  if (!isPlainObject(fs) || !hasOnlyKeys(fs, NONE, FS_KEYS)) return undefined;
+  if (!isPlainObject(exec) || !hasOnlyKeys(exec, NONE, EXEC_KEYS)) return undefined;
+  if (!isPlainObject(network) || !hasOnlyKeys(network, NONE, NETWORK_KEYS)) return undefined;
   const read = pathEntries(fs.read);
   const write = pathEntries(fs.write);
   if (!read || !write || (fs.hardlinks !== undefined && typeof fs.hardlinks !== 'boolean')) return undefined;
@@ -164,13 +167,12 @@ function sandboxTable(value: unknown): Checked<Manifest['sandbox']> {
  * const manifest = manifestShape(parseToml(text)) ?? manifestSchema.parse(parseToml(text));
  */
 export function manifestShape(data: unknown): Manifest | undefined {
-  if (!isPlainObject(data) || !hasOnlyKeys(data, ['executor', 'contract', 'sandbox', 'audit']))
-    return undefined;
+  if (!isPlainObject(data) || !hasOnlyKeys(data, TOP_KEYS)) return undefined;
   const executor = executorTable(data.executor);
   const contract = contractTable(data.contract);
   const sandbox = sandboxTable(data.sandbox);
   const audit = data.audit;
-  if (!executor || !contract || !sandbox || !isPlainObject(audit) || !hasOnlyKeys(audit, ['trace_topic']))
+  if (!executor || !contract || !sandbox || !isPlainObject(audit) || !hasOnlyKeys(audit, AUDIT_KEYS))
     return undefined;
   const topic = audit.trace_topic;
   if (typeof topic !== 'string' || topic.length < 1) return undefined;

@@ -96,7 +96,9 @@ export const DEFAULT_MAX_WRITE_BYTES = 32 * 1024 * 1024;
  * de-duplicated, so reordering a list does not change its identity.
  */
 export function canonicalProfile(profile: DeclaredProfile): string {
-  const sortedUnique = (values: readonly string[]) => [...new Set(values)].sort();
+  // most lists are empty or hold one entry: no set to build for them
+  const sortedUnique = (values: readonly string[]) =>
+    values.length < 2 ? values : [...new Set(values)].sort();
   // Fields added later appear only when set, so profiles signed before them keep their lock.
   const canonical = {
     exec: { binaries: sortedUnique(profile.exec.binaries), mode: profile.exec.mode },

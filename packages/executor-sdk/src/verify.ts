@@ -155,7 +155,9 @@ export async function artefactStamps(dir: string, codeFileName: string): Promise
 /** The node a local reference such as `schema.json#/definitions/Input` points at, or undefined. */
 function schemaRefTarget(schema: Record<string, unknown>, ref: string): unknown {
   let node: unknown = schema;
-  for (const part of ref.split('#/')[1]!.split('/')) {
+  const parts = ref.slice(ref.indexOf('#/') + 2).split('/');
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index]!;
     node =
       node !== null && typeof node === 'object' && Object.hasOwn(node, part)
         ? (node as Record<string, unknown>)[part]
@@ -538,6 +540,9 @@ function prepare(
 }
 
 /** The checks that follow the signature's: digests against what was signed, then the identity. */
+/** The artefacts whose digests the statement carries, in its order. */
+const DIGEST_NAMES = ['manifest', 'code', 'schema', 'profileLock'] as const;
+
 function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
   const { manifest, statement, digests, codeFileName } = prepared;
   const label = `${manifest.executor.name}@${manifest.executor.version}`;
@@ -554,7 +559,8 @@ function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
     schema: ARTEFACTS.schema,
     profileLock: ARTEFACTS.profileLock,
   };
-  for (const name of ['manifest', 'code', 'schema', 'profileLock'] as const) {
+  for (let index = 0; index < DIGEST_NAMES.length; index++) {
+    const name = DIGEST_NAMES[index]!;
     if (digests[name] !== statement[name]) {
       throw new VerificationError({
         reason: 'digest_mismatch',
