@@ -539,10 +539,10 @@ function prepare(
   };
 }
 
-/** The checks that follow the signature's: digests against what was signed, then the identity. */
 /** The artefacts whose digests the statement carries, in its order. */
 const DIGEST_NAMES = ['manifest', 'code', 'schema', 'profileLock'] as const;
 
+/** The checks that follow the signature's: digests against what was signed, then the identity. */
 function finish(prepared: Prepared, valid: boolean): VerifiedExecutor {
   const { manifest, statement, digests, codeFileName } = prepared;
   const label = `${manifest.executor.name}@${manifest.executor.version}`;
