@@ -453,6 +453,11 @@ describe('versions and rollback', () => {
       // flat executors that lost their manifest: quarantined, not skipped
       const lost = ['lost_e', 'lost_b', 'lost_d', 'lost_a', 'lost_c'];
       for (const name of lost) await rm(join(await write(name), 'manifest.toml'));
+      // a flat executor never signed: quarantined for its missing signature, as flat
+      const unsigned = join(root, 'unsigned');
+      await mkdir(unsigned);
+      await writeFile(join(unsigned, 'manifest.toml'), '[executor]\nname = "unsigned"\n');
+      await writeFile(join(unsigned, 'main.ts'), 'export default {};\n');
       // folders without an executor: not reported
       await mkdir(join(root, 'notes'));
       await writeFile(join(root, 'notes', 'README.md'), 'not an executor\n');
@@ -464,6 +469,7 @@ describe('versions and rollback', () => {
       expect(report.quarantined.map((entry) => [entry.name, entry.reason, entry.artefact])).toEqual([
         ['a_versioned', 'digest_mismatch', 'main.ts'],
         ...lost.sort().map((name) => [name, 'missing_artefact', 'manifest.toml']),
+        ['unsigned', expect.any(String), expect.any(String)],
       ]);
       expect(report.loaded).toHaveLength(flat + 2);
       expect(catalog.get('a_versioned')?.version).toBe('1.0.0');
