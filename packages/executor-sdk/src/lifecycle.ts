@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { LifecycleError } from './errors.ts';
 import { hasOnlyKeys, isOptionalString, isPlainObject, isVersionOneMap } from './shape.ts';
-import { writeFileAtomic, writeFileAtomicSync } from './sign.ts';
+import { writeFileAtomicSync } from './sign.ts';
 
 /** How many transitions a record keeps, the latest. */
 const HISTORY_LENGTH = 50;
@@ -129,8 +129,13 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
     }
     return lastText;
   };
-  /** One line: a catalog of thousands writes it at every load (`metnos executor list` shows it). */
-  const fileText = () => `${JSON.stringify({ version: 1, executors: records })}\n`;
+  /** Writes the file if anything changed: one line, as a catalog of thousands writes it at every load. */
+  const saveNow = (): void => {
+    if (!dirty) return;
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileAtomicSync(path, `${JSON.stringify({ version: 1, executors: records })}\n`);
+    dirty = false;
+  };
 
   function set(
     id: string,
@@ -179,18 +184,10 @@ export async function openLifecycleStore(path: string, clock: () => Date = () =>
     },
     /** Writes the file if anything changed. */
     async save(): Promise<void> {
-      if (!dirty) return;
-      await mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, fileText());
-      dirty = false;
+      saveNow();
     },
     /** {@link save} without leaving the calling thread (see `writeFileAtomicSync`). */
-    saveNow(): void {
-      if (!dirty) return;
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileAtomicSync(path, fileText());
-      dirty = false;
-    },
+    saveNow,
   };
 }
 

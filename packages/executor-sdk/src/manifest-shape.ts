@@ -7,7 +7,7 @@
 import type { Manifest } from './manifest.ts';
 import { ISOLATION_TIERS } from './profile.ts';
 import { HOST_ONLY_ERROR_CLASSES } from './result.ts';
-import { hasOnlyKeys, isPlainObject } from './shape.ts';
+import { hasOnlyKeys, isPlainObject, NO_KEYS } from './shape.ts';
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-.]+)?(?:\+[0-9A-Za-z-.]+)?$/;
 const NAME = /^[a-z][a-z0-9_]{1,63}$/;
@@ -48,7 +48,6 @@ const EXEC_KEYS = ['mode', 'binaries'];
 const NETWORK_KEYS = ['mode', 'domains'];
 const TOP_KEYS = ['executor', 'contract', 'sandbox', 'audit'];
 const AUDIT_KEYS = ['trace_topic'];
-const NONE: string[] = [];
 const ANY_TEXT = /^[\s\S]+$/;
 
 function isInteger(value: unknown, max: number): value is number {
@@ -131,9 +130,9 @@ function sandboxTable(value: unknown): Checked<Manifest['sandbox']> {
   const fs = value.fs === undefined ? { read: [], write: [] } : value.fs;
   const exec = value.exec === undefined ? { mode: 'none', binaries: [] } : value.exec;
   const network = value.network === undefined ? { mode: 'none', domains: [] } : value.network;
-  if (!isPlainObject(fs) || !hasOnlyKeys(fs, NONE, FS_KEYS)) return undefined;
-  if (!isPlainObject(exec) || !hasOnlyKeys(exec, NONE, EXEC_KEYS)) return undefined;
-  if (!isPlainObject(network) || !hasOnlyKeys(network, NONE, NETWORK_KEYS)) return undefined;
+  if (!isPlainObject(fs) || !hasOnlyKeys(fs, NO_KEYS, FS_KEYS)) return undefined;
+  if (!isPlainObject(exec) || !hasOnlyKeys(exec, NO_KEYS, EXEC_KEYS)) return undefined;
+  if (!isPlainObject(network) || !hasOnlyKeys(network, NO_KEYS, NETWORK_KEYS)) return undefined;
   const read = pathEntries(fs.read);
   const write = pathEntries(fs.write);
   if (!read || !write || (fs.hardlinks !== undefined && typeof fs.hardlinks !== 'boolean')) return undefined;

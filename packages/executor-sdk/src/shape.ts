@@ -9,7 +9,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-const NO_KEYS: readonly string[] = [];
+/** No keys: for a table whose keys are all optional. */
+export const NO_KEYS: readonly string[] = [];
 
 /** True when `value` has every `required` key and no key outside `required` and `optional`. */
 export function hasOnlyKeys(
