@@ -26,12 +26,11 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { createBLAKE3 } from 'hash-wasm';
 import { parse as parseToml } from 'smol-toml';
 import { readPlainToml } from '../runtime/plain-toml.mjs';
-import { readArtefactFile } from '../runtime/read-artefact.mjs';
+import { entryFileOf, readArtefactFile } from '../runtime/read-artefact.mjs';
 import { loadSodiumVerify, sodiumAccepts } from '../runtime/sodium-verify.mjs';
 import { claimedStatement, statementBytes } from '../runtime/statement.mjs';
 
 const FIXED = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
-const ENTRY = /^[ \t]*entry[ \t]*=[ \t]*"([A-Za-z0-9_-]+\.(?:ts|mjs|js))"[ \t]*$/m;
 
 /** Reads and checks folders until none is left; returns how many signatures verified. */
 async function checkShare({ dirs, steps, publicKey, next }) {
@@ -50,7 +49,7 @@ async function checkShare({ dirs, steps, publicKey, next }) {
     const dir = dirs[index];
     const [manifest, schema, lock, signature] = FIXED.map((file) => readArtefactFile(`${dir}/${file}`));
     const text = manifest.bytes.toString('utf8');
-    const code = readArtefactFile(`${dir}/${ENTRY.exec(text)?.[1] ?? 'main.ts'}`);
+    const code = readArtefactFile(`${dir}/${entryFileOf(text)}`);
     if (hasher) for (const artefact of [manifest, code, schema, lock]) digest(artefact.bytes);
     if (steps === 'parse') readPlainToml(text) ?? parseToml(text);
     const file = JSON.parse(signature.bytes.toString('utf8'));

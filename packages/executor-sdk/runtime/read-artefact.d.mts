@@ -8,3 +8,5 @@ export declare function readInto(
 ): { bytes: Buffer; stamp: string };
 /** The path of `file` in a version folder, with or without a trailing slash on the folder. */
 export declare function artefactPath(dir: string, file: string): string;
+/** The code file a manifest's text names: its `entry = "…"` line, else `main.ts`. */
+export declare function entryFileOf(manifestText: string): string;

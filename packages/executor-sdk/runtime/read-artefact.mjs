@@ -18,6 +18,19 @@ export function artefactPath(dir, file) {
   return dir.endsWith('/') ? dir + file : `${dir}/${file}`;
 }
 
+/** A line `entry = "…"` naming the code file, as `metnos executor scaffold` writes it. */
+const ENTRY_LINE = /^[ \t]*entry[ \t]*=[ \t]*"([A-Za-z0-9_-]+\.(?:ts|mjs|js))"[ \t]*$/m;
+
+/**
+ * The code file a manifest's text names (its `entry = "…"` line, else the default `main.ts`),
+ * for the threads that read a folder ahead of the calling thread. Found with a pattern, not
+ * parsed: the calling thread parses the manifest and uses what was read only when it names
+ * the same file.
+ */
+export function entryFileOf(manifestText) {
+  return ENTRY_LINE.exec(manifestText)?.[1] ?? 'main.ts';
+}
+
 /**
  * The identity of a file from a bigint stat: device, inode, size, modification and change
  * times in nanoseconds. Any write or replacement changes it, and ctime cannot be set back.

@@ -9,14 +9,15 @@
 // refuses, or a check it cannot make, it leaves unanswered: the calling thread then makes it.
 // Before the checks, it reads ahead of the calling thread the artefacts every folder has under
 // fixed names (the read lane): it claims a folder, reads each file into shared memory with its
-// identity, and marks it read; a folder the calling thread reaches first is the calling thread's,
-// and this thread skips it. The calling thread hashes whatever it is given, so bytes read wrong
+// identity, then the code file the manifest names (found with a pattern, see entryFileOf), and
+// marks it read; a folder the calling thread reaches first is the calling thread's, and this
+// thread skips it. The calling thread hashes whatever it is given, so bytes read wrong
 // can only make a folder refused, never let unsigned bytes in.
 // node: built-ins and one native addon only, so it starts in a few tens of milliseconds.
 import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
 import { ed25519PublicKey } from './public-key.mjs';
-import { artefactPath, readInto } from './read-artefact.mjs';
+import { artefactPath, entryFileOf, readInto } from './read-artefact.mjs';
 import { loadSodiumVerify, sodiumAccepts } from './sodium-verify.mjs';
 
 const { control, slots, slotSize, lengths, claims, answers, keys, mark, lane } = workerData;
@@ -59,29 +60,55 @@ const keyObjects = keys.map((publicKey) => {
 const states = lane && new Int32Array(lane.states);
 const table = lane && new Int32Array(lane.table);
 const data = lane && Buffer.from(lane.data);
+/** Per folder, the code file read: its bytes, its identity and its name (a name length of 0: not read). */
+const codes = lane?.codes && new Int32Array(lane.codes);
 /** Bytes of `data` used so far; each region is written once and never again. */
 let used = 0;
 /** The next folder to read. */
 let ahead = 0;
 
-/** Reads folder `index`'s fixed-name artefacts into the lane, unless the calling thread has it. */
+/** Reads `path` into the lane's free room; returns where its bytes and its identity are. */
+function readIntoLane(path) {
+  const { bytes, stamp } = readInto(path, (size) =>
+    size <= data.length - used ? data.subarray(used, used + size) : undefined,
+  );
+  const at = used;
+  used += bytes.length;
+  const written = data.write(stamp, used, 'latin1');
+  if (written !== stamp.length) throw new Error('no room for the identity');
+  const entry = [at, bytes.length, used, written];
+  used += written;
+  return entry;
+}
+
+/**
+ * Reads the code file the manifest read at `entry` names into the lane, with that name. A code
+ * file that cannot be read is left to the calling thread; the folder stays read.
+ */
+function readCode(dir, index, entry) {
+  try {
+    const name = entryFileOf(data.toString('latin1', entry[0], entry[0] + entry[1]));
+    const code = readIntoLane(artefactPath(dir, name));
+    const written = data.write(name, used, 'latin1');
+    if (written !== name.length) return;
+    codes.set([...code, used, written], index * 6);
+    used += written;
+  } catch {
+    // the calling thread reads it, and says what is wrong with it
+  }
+}
+
+/** Reads folder `index`'s fixed-name artefacts and its code into the lane, unless the calling thread has it. */
 function readFolder(index) {
   if (Atomics.compareExchange(states, index, FREE, READING) !== FREE) return;
   const dir = lane.dirs[index];
   const base = index * lane.files.length * 4;
   let state = READ;
   for (let file = 0; file < lane.files.length && state === READ; file++) {
-    const name = lane.files[file];
     try {
-      const { bytes, stamp } = readInto(artefactPath(dir, name), (size) =>
-        size <= data.length - used ? data.subarray(used, used + size) : undefined,
-      );
-      const at = used;
-      used += bytes.length;
-      const written = data.write(stamp, used, 'latin1');
-      if (written !== stamp.length) throw new Error('no room for the identity');
-      table.set([at, bytes.length, used, written], base + file * 4);
-      used += written;
+      const entry = readIntoLane(artefactPath(dir, lane.files[file]));
+      table.set(entry, base + file * 4);
+      if (file === lane.manifestAt && codes) readCode(dir, index, entry);
     } catch {
       state = UNREAD;
     }

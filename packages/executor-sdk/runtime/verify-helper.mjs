@@ -18,7 +18,7 @@
 import { verify } from 'node:crypto';
 import { workerData } from 'node:worker_threads';
 import { ed25519PublicKey } from './public-key.mjs';
-import { readArtefactFile } from './read-artefact.mjs';
+import { entryFileOf, readArtefactFile } from './read-artefact.mjs';
 import { claimedStatement, statementBytes } from './statement.mjs';
 
 const { dirs, files, manifestFile, signatureFile, checkSignatures, claims, signal, port, keys, mark } =
@@ -41,9 +41,6 @@ keys.forEach((key, position) => {
     // a key OpenSSL refuses: its signatures are left to the calling thread
   }
 });
-
-/** The code file a manifest names: `entry = "…"` on a line of its own, else the default. */
-const ENTRY = /^[ \t]*entry[ \t]*=[ \t]*"([A-Za-z0-9_-]+\.(?:ts|mjs|js))"[ \t]*$/m;
 
 function read(path) {
   try {
@@ -108,7 +105,7 @@ for (let index = 0; index < dirs.length; index++) {
   const dir = dirs[index];
   const artefacts = files.map((file) => read(`${dir}/${file}`));
   const manifest = artefacts[manifestAt];
-  const entry = (manifest && ENTRY.exec(manifest.bytes.toString('utf8'))?.[1]) ?? 'main.ts';
+  const entry = manifest ? entryFileOf(manifest.bytes.toString('utf8')) : 'main.ts';
   const code = read(`${dir}/${entry}`);
   const check = checkSignatures ? checkSignature(artefacts[signatureAt]) : undefined;
   const parts = [

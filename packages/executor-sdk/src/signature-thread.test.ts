@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readArtefactFile } from '../runtime/read-artefact.mjs';
 import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError } from './errors.ts';
 import { generateSigningKey, type SigningKey } from './keys.ts';
@@ -434,6 +435,7 @@ describe('the read lane', () => {
   const lane = (body: string) =>
     program(
       'const states = new Int32Array(workerData.lane.states); const table = new Int32Array(workerData.lane.table);' +
+        'const codes = new Int32Array(workerData.lane.codes);' +
         'const data = Buffer.from(workerData.lane.data); const folders = states.length;' +
         `const files = workerData.lane.files.length; ${body}`,
     );
@@ -564,6 +566,79 @@ describe('the read lane', () => {
     const without = createSignatureThread(2, [key], { program: program('') })!;
     expect(without.reached(0)).toBeUndefined();
     await without.close();
+  });
+
+  it('reads the code file each manifest names as well, and a code file it cannot read is left to the caller', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(6, key);
+    await rm(join(dirs[3]!, 'main.ts'));
+    const files = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
+    const thread = createSignatureThread(dirs.length, [key], {
+      lane: { dirs, files, manifestFile: 'manifest.toml' },
+    })!;
+    try {
+      await thread.ready();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const [index, dir] of dirs.entries()) {
+        const artefacts = thread.reached(index)!;
+        if (index === 3) {
+          expect([...artefacts.keys()]).toEqual(files);
+          continue;
+        }
+        expect([...artefacts.keys()]).toEqual([...files, 'main.ts']);
+        const code = readArtefactFile(join(dir, 'main.ts'));
+        expect(artefacts.get('main.ts')).toEqual({ bytes: code.bytes, stamp: code.stamp });
+      }
+      expect(thread.stats().readAhead).toBe(dirs.length);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('the code an executor keeps is its own copy of what was hashed, never a view of the lane', async () => {
+    const key = await generateSigningKey();
+    const dirs = await catalogOf(COUNT, key);
+    const stats: { readAhead: number }[] = [];
+    const outcomes = await verifyExecutors(
+      dirs,
+      { trustedKeys: [key] },
+      { ...TWO_CORES, onSignatures: (s) => stats.push(s) },
+    );
+    expect(stats[0]!.readAhead).toBeGreaterThan(0);
+    for (const [index, outcome] of outcomes.entries()) {
+      const code = outcome.executor!.code;
+      expect(code.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+      expect(code.byteLength).toBe(code.buffer.byteLength);
+      expect(code.equals(readArtefactFile(join(dirs[index]!, 'main.ts')).bytes)).toBe(true);
+    }
+  });
+
+  /**
+   * A lane that delivers each folder's fixed files as they are, and `code` under `name` as its
+   * code file (identities left empty).
+   */
+  const codeLane = (name: string, code: string) =>
+    lane(`const { readFileSync } = require('node:fs'); let used = 0;
+      const put = (bytes) => { data.set(bytes, used); const entry = [used, bytes.length, used, 0]; used += bytes.length; return entry; };
+      for (let i = 0; i < folders; i++) if (Atomics.compareExchange(states, i, 0, 2) === 0) {
+        workerData.lane.files.forEach((file, f) => table.set(put(readFileSync(workerData.lane.dirs[i] + '/' + file)), (i * files + f) * 4));
+        const bytes = put(Buffer.from(${JSON.stringify(code)})); const named = put(Buffer.from(${JSON.stringify(name)}));
+        codes.set([bytes[0], bytes[1], 0, 0, named[0], named[1]], i * 6);
+        Atomics.store(states, i, 3); }`);
+
+  it('delivered code is hashed like code read here: changed bytes get the folder refused as modified after signing', async () => {
+    const { found, stats } = await verifyWith(codeLane('main.ts', 'export default () => 1;'));
+    expect(stats.readAhead).toBeGreaterThan(0);
+    expect(found.filter((reason) => reason === 'digest_mismatch')).toHaveLength(stats.readAhead);
+    expect(found.filter((reason) => reason === 'ok')).toHaveLength(COUNT - stats.readAhead);
+  });
+
+  it("code delivered under another name, or under a fixed artefact's name, is not used: the caller reads the code itself", async () => {
+    for (const name of ['other.ts', 'schema.json', 'manifest.sig']) {
+      const { found, stats } = await verifyWith(codeLane(name, '{}'));
+      expect(stats.readAhead).toBeGreaterThan(0);
+      expect([name, found.every((reason) => reason === 'ok')]).toEqual([name, true]);
+    }
   });
 
   it('a thread that throws: the caller hears of its end and does everything itself', async () => {

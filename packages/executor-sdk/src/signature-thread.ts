@@ -37,6 +37,9 @@ const INVALID = 2;
 const READING = 2;
 const READ = 3;
 
+/** Numbers per folder in the code table: bytes, identity and name, each where it starts and its length. */
+const CODE_ENTRY = 6;
+
 /** How long the calling thread waits for a folder the thread is reading at that moment. */
 const READ_WAIT_MS = 20;
 
@@ -63,6 +66,11 @@ export interface SignatureThreadStats {
 export interface ReadLane {
   dirs: readonly string[];
   files: readonly string[];
+  /**
+   * The manifest among `files`: when given, the thread also reads the code file each manifest
+   * names, which {@link SignatureThread.reached} hands over under that name.
+   */
+  manifestFile?: string;
 }
 
 /** A second thread that checks Ed25519 signatures the calling thread hands it. */
@@ -98,7 +106,8 @@ export interface SignatureThread {
   answer(ticket: number, statement: Uint8Array, signature: Uint8Array, keyIndex: number): boolean | undefined;
   /**
    * Says the caller has come to folder `index` of the read lane and returns the artefacts the
-   * thread read for it, or undefined when the caller reads them itself (the thread had not come
+   * thread read for it (by file name; with a `manifestFile`, the code file too, under the name
+   * the thread found), or undefined when the caller reads them itself (the thread had not come
    * to it, could not read one of them, or is gone); from then on the folder is the caller's.
    */
   reached(index: number): Map<string, ReadArtefact> | undefined;
@@ -117,10 +126,47 @@ function readLane(lane: ReadLane) {
     states: new Int32Array(new SharedArrayBuffer(folders * 4)),
     /** Per folder and artefact: where its bytes start, their length, where its identity starts, its length. */
     table: new Int32Array(new SharedArrayBuffer(folders * lane.files.length * 4 * 4)),
+    /** The position of the manifest in `files` (-1: none, and no code is read). */
+    manifestAt: lane.manifestFile === undefined ? -1 : lane.files.indexOf(lane.manifestFile),
+    /** Per folder, the code file: as in `table`, then where its name starts and its length (0: not read). */
+    codes: new Int32Array(new SharedArrayBuffer(folders * CODE_ENTRY * 4)),
     data: Buffer.from(
       // Stryker disable next-line MethodExpression: a bound on memory only, which no outcome shows
       new SharedArrayBuffer(Math.min(folders * READ_LANE_BYTES_PER_FOLDER, MAX_READ_LANE_BYTES)),
     ),
+  };
+}
+
+/** The latin1 text of `length` bytes of the lane from `at`, or undefined when empty or outside it. */
+function laneSpan(data: Buffer, at: number, length: number): string | undefined {
+  return at >= 0 && length > 0 && at + length <= data.length
+    ? data.toString('latin1', at, at + length)
+    : undefined;
+}
+
+/**
+ * The artefact a lane table describes from `entry` (where its bytes start, their length, where
+ * its identity starts, its length): a view of its bytes and its identity, or undefined when any
+ * of it lies outside the lane.
+ */
+function laneArtefact(data: Buffer, table: Int32Array, entry: number): ReadArtefact | undefined {
+  const at = table[entry]!;
+  const length = table[entry + 1]!;
+  const stampAt = table[entry + 2]!;
+  const stampLength = table[entry + 3]!;
+  if (
+    at < 0 ||
+    length < 0 ||
+    stampAt < 0 ||
+    stampLength < 0 ||
+    at + length > data.length ||
+    stampAt + stampLength > data.length
+  ) {
+    return undefined;
+  }
+  return {
+    bytes: data.subarray(at, at + length),
+    stamp: data.toString('latin1', stampAt, stampAt + stampLength),
   };
 }
 
@@ -186,6 +232,8 @@ export function createSignatureThread(
           files: lane.files,
           states: lane.states.buffer,
           table: lane.table.buffer,
+          manifestAt: lane.manifestAt,
+          codes: lane.codes.buffer,
           data: lane.data.buffer,
         },
       },
@@ -367,26 +415,17 @@ export function createSignatureThread(
       const artefacts = new Map<string, ReadArtefact>();
       const base = index * lane.files.length * 4;
       for (let file = 0; file < lane.files.length; file++) {
-        const entry = base + file * 4;
-        const at = lane.table[entry]!;
-        const length = lane.table[entry + 1]!;
-        const stampAt = lane.table[entry + 2]!;
-        const stampLength = lane.table[entry + 3]!;
-        if (
-          at < 0 ||
-          length < 0 ||
-          stampAt < 0 ||
-          stampLength < 0 ||
-          at + length > lane.data.length ||
-          stampAt + stampLength > lane.data.length
-        ) {
-          return undefined;
-        }
-        artefacts.set(lane.files[file]!, {
-          bytes: lane.data.subarray(at, at + length),
-          stamp: lane.data.toString('latin1', stampAt, stampAt + stampLength),
-        });
+        const artefact = laneArtefact(lane.data, lane.table, base + file * 4);
+        if (!artefact) return undefined;
+        artefacts.set(lane.files[file]!, artefact);
       }
+      // The code file, under the name the thread found in the manifest: the caller uses it only
+      // where its own reading of the manifest names the same file, and never in place of a
+      // fixed-name artefact; one out of place is read by the caller.
+      const code = index * CODE_ENTRY;
+      const name = laneSpan(lane.data, lane.codes[code + 4]!, lane.codes[code + 5]!);
+      const artefact = name && laneArtefact(lane.data, lane.codes, code);
+      if (name && artefact && !artefacts.has(name)) artefacts.set(name, artefact);
       counts.readAhead++;
       return artefacts;
     },

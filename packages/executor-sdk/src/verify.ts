@@ -113,6 +113,18 @@ function readArtefact(
   }
 }
 
+/**
+ * A code file a helper thread read, copied into memory of its own before it is hashed: the
+ * executor keeps these bytes to run, so they must be exactly the ones hashed, owned by no
+ * shared or transferred buffer (see readArtefactFile).
+ */
+function ownCode(ahead: ReadArtefact | undefined): Artefact | undefined {
+  if (!ahead) return undefined;
+  const bytes = Buffer.allocUnsafeSlow(ahead.bytes.length);
+  ahead.bytes.copy(bytes);
+  return { bytes, stamp: ahead.stamp };
+}
+
 /** A text artefact as read: decoded, hashed if asked, and its identity. */
 interface TextArtefact {
   text: string;
@@ -428,7 +440,7 @@ function prepare(
   const codeFileName = manifest.executor.entry;
   let code: Artefact;
   try {
-    code = readArtefact(dir, codeFileName, preread);
+    code = ownCode(preread?.get(codeFileName)) ?? readArtefact(dir, codeFileName);
   } catch (error) {
     // a remembered manifest is unconfirmed: the file it names may not be the signed one
     if (manifest === remembered) return prepare(dir, { ...settings, verificationCache: undefined }, preread);
@@ -824,7 +836,7 @@ export async function verifyExecutors(
       ? createSignatureThread(dirs.length, settings.trustedKeys, {
           program: helper.signatureProgram,
           patience: helper.signaturePatience,
-          lane: { dirs, files: HELPER_LAYOUT.files },
+          lane: { dirs, files: HELPER_LAYOUT.files, manifestFile: HELPER_LAYOUT.manifestFile },
         })
       : undefined;
   try {
