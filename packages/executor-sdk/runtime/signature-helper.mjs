@@ -13,8 +13,9 @@
 // marks it read; a folder the calling thread reaches first is the calling thread's, and this
 // thread skips it. The calling thread hashes whatever it is given, so bytes read wrong
 // can only make a folder refused, never let unsigned bytes in.
-// node: built-ins and one native addon only, so it starts in a few tens of milliseconds.
-import { verify } from 'node:crypto';
+// node: built-ins and one native addon only, so it starts in a few tens of milliseconds; OpenSSL
+// (node:crypto) is loaded only when libsodium refuses a signature, which a good catalog never makes
+// it do: loading it costs a fresh thread several milliseconds before its first read.
 import { workerData } from 'node:worker_threads';
 import { ed25519PublicKey } from './public-key.mjs';
 import { artefactPath, entryFileOf, readInto } from './read-artefact.mjs';
@@ -49,13 +50,23 @@ const SIGNATURE_BYTES = 64;
 
 const sodiumVerify = loadSodiumVerify();
 const rawKeys = keys.map((publicKey) => new Uint8Array(publicKey));
-const keyObjects = keys.map((publicKey) => {
-  try {
-    return ed25519PublicKey(publicKey);
-  } catch {
-    return undefined;
+/** Per trusted key, OpenSSL's key object, made at its first use; null where OpenSSL refuses the key. */
+const keyObjects = [];
+
+/** OpenSSL's verdict, or undefined when it refuses the key (the check is then left unanswered). */
+function opensslAccepts(message, signature, keyIndex) {
+  if (keyObjects[keyIndex] === undefined) {
+    try {
+      keyObjects[keyIndex] = ed25519PublicKey(keys[keyIndex]);
+    } catch {
+      keyObjects[keyIndex] = null;
+    }
   }
-});
+  const key = keyObjects[keyIndex];
+  return key === null
+    ? undefined
+    : process.getBuiltinModule('node:crypto').verify(null, message, key, signature);
+}
 
 const states = lane && new Int32Array(lane.states);
 const table = lane && new Int32Array(lane.table);
@@ -144,17 +155,17 @@ for (;;) {
     const ticket = next++;
     if (Atomics.compareExchange(claimed, ticket, FREE, mark) !== FREE) continue;
     const keyIndex = sizes[ticket * 2 + 1];
-    const key = keyObjects[keyIndex];
+    const rawKey = rawKeys[keyIndex];
     const length = sizes[ticket * 2];
-    if (key) {
+    if (rawKey) {
       const at = ticket * slotSize;
       try {
         const message = bytes.subarray(at, at + length);
         const signature = bytes.subarray(at + length, at + length + SIGNATURE_BYTES);
         const valid =
-          sodiumAccepts(sodiumVerify, signature, message, rawKeys[keyIndex]) ||
-          verify(null, message, key, signature);
-        Atomics.store(answered, ticket, valid ? 1 : 2);
+          sodiumAccepts(sodiumVerify, signature, message, rawKey) ||
+          opensslAccepts(message, signature, keyIndex);
+        if (valid !== undefined) Atomics.store(answered, ticket, valid ? 1 : 2);
       } catch {
         // left unanswered: the calling thread checks it
       }
