@@ -78,10 +78,21 @@ let used = 0;
 /** The next folder to read. */
 let ahead = 0;
 
-/** Reads `path` into the lane's free room; returns where its bytes and its identity are. */
-function readIntoLane(path) {
+/**
+ * Room kept in the lane for the fixed-name artefacts of each folder after the one being read: a
+ * code file is read into the lane only when it leaves that much, so large code files never push
+ * the smaller artefacts of later folders out (the calling thread reads a code file the lane has
+ * no room for, as it reads any artefact the lane could not take).
+ */
+const FIXED_ROOM = 4096;
+
+/**
+ * Reads `path` into the lane's free room, leaving `keep` bytes of it; returns where its bytes and
+ * its identity are.
+ */
+function readIntoLane(path, keep = 0) {
   const { bytes, stamp } = readInto(path, (size) =>
-    size <= data.length - used ? data.subarray(used, used + size) : undefined,
+    size <= data.length - used - keep ? data.subarray(used, used + size) : undefined,
   );
   const at = used;
   used += bytes.length;
@@ -99,7 +110,7 @@ function readIntoLane(path) {
 function readCode(dir, index, entry) {
   try {
     const name = entryFileOf(data.toString('latin1', entry[0], entry[0] + entry[1]));
-    const code = readIntoLane(artefactPath(dir, name));
+    const code = readIntoLane(artefactPath(dir, name), (states.length - index - 1) * FIXED_ROOM);
     const written = data.write(name, used, 'latin1');
     if (written !== name.length) return;
     codes.set([...code, used, written], index * 6);

@@ -595,6 +595,35 @@ describe('the read lane', () => {
     }
   });
 
+  it('code files never push the fixed artefacts of later folders out of the lane', async () => {
+    const key = await generateSigningKey();
+    const root = await temp.make('root-');
+    const dirs: string[] = [];
+    // each code file as large as a folder's share of the lane: read ahead whole, they would
+    // fill it before the last folders
+    const code = `export default () => 1; // ${'x'.repeat(READ_LANE_BYTES_PER_FOLDER)}\n`;
+    for (let index = 0; index < 20; index++) {
+      dirs.push(
+        (await writeSignedExecutor({ root, name: `big_${String(index).padStart(2, '0')}`, key, code })).dir,
+      );
+    }
+    const files = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
+    const thread = createSignatureThread(dirs.length, [key], {
+      lane: { dirs, files, manifestFile: 'manifest.toml' },
+    })!;
+    try {
+      await thread.ready();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const delivered = dirs.map((_, index) => [...(thread.reached(index)?.keys() ?? [])]);
+      // every folder's fixed artefacts came through the lane; code only while there was room
+      expect(delivered.every((names) => files.every((file) => names.includes(file)))).toBe(true);
+      expect(delivered[0]).toContain('main.ts');
+      expect(delivered.at(-1)).not.toContain('main.ts');
+    } finally {
+      await thread.close();
+    }
+  });
+
   it('the code an executor keeps is its own copy of what was hashed, never a view of the lane', async () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(COUNT, key);

@@ -14,8 +14,11 @@ export const SIGNATURE_SLOT_BYTES = 1024;
  */
 export const MAX_SIGNATURE_SLOTS = 16_384;
 const SIGNATURE_BYTES = 64;
-/** Room in the read lane for one folder's artefacts, on average, and for all of them at most. */
-export const READ_LANE_BYTES_PER_FOLDER = 8 * 1024;
+/**
+ * Room in the read lane for one folder's artefacts and code, on average, and for all of them at
+ * most. Reserved, not used: only the pages the thread writes take memory.
+ */
+export const READ_LANE_BYTES_PER_FOLDER = 24 * 1024;
 export const MAX_READ_LANE_BYTES = 64 * 1024 * 1024;
 
 /** Positions in the shared counters; see runtime/signature-helper.mjs. */
