@@ -4,9 +4,10 @@
 // package's prebuilds folder, the one sodium-native itself would pick (a -musl folder on
 // Alpine), which saves its resolver's start-up; where there is none, or it does not load,
 // there is no libsodium check and OpenSSL does them all.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+// Built-ins taken with process.getBuiltinModule, as in read-artefact.mjs: a thread starts faster.
+const { existsSync } = process.getBuiltinModule('node:fs');
+const { createRequire } = process.getBuiltinModule('node:module');
+const { dirname, join } = process.getBuiltinModule('node:path');
 
 /**
  * libsodium's `crypto_sign_verify_detached(signature, message, publicKey)`, or undefined when

@@ -1,7 +1,7 @@
 import { fstatSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { forgeSignature, useTempDirs } from './__fixtures__/index.ts';
 import { VerificationError } from './errors.ts';
 import { blake3Digest } from './hash.ts';
@@ -23,16 +23,20 @@ import {
 type Read = (fd: number, buffer: Buffer, offset: number, length: number, position: number) => number;
 
 /** How `readSync` misbehaves in the test that sets it; unset, it is the real one. */
-const fileSystem = vi.hoisted(() => ({
-  read: undefined as ((real: Read, ...args: Parameters<Read>) => number) | undefined,
-}));
+const fileSystem: { read?: (real: Read, ...args: Parameters<Read>) => number } = {};
 
-vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs')>();
-  const real = fs.readSync as unknown as Read;
-  const readSync = (...args: Parameters<Read>) =>
-    fileSystem.read ? fileSystem.read(real, ...args) : real(...args);
-  return { ...fs, default: { ...fs, readSync }, readSync };
+// node:fs as the artefact reader takes it (process.getBuiltinModule, at each call), with its
+// readSync wrapped for this file's tests
+const fsModule = process.getBuiltinModule('node:fs');
+const realReadSync = fsModule.readSync as unknown as Read;
+beforeAll(() => {
+  fsModule.readSync = ((...args: Parameters<Read>) =>
+    fileSystem.read
+      ? fileSystem.read(realReadSync, ...args)
+      : realReadSync(...args)) as typeof fsModule.readSync;
+});
+afterAll(() => {
+  fsModule.readSync = realReadSync as unknown as typeof fsModule.readSync;
 });
 
 afterEach(() => {
