@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { readArtefactView, readInto } from '../runtime/read-artefact.mjs';
+import { entryFileOf, readArtefactView, readInto } from '../runtime/read-artefact.mjs';
 import { loadSodiumVerify, sodiumAccepts } from '../runtime/sodium-verify.mjs';
 import { useTempDirs } from './__fixtures__/index.ts';
 import { generateSigningKey } from './keys.ts';
@@ -32,6 +32,26 @@ describe('reading an artefact into a given buffer', () => {
     const third = readArtefactView(large!).bytes;
     expect(third.buffer).not.toBe(first.buffer);
     expect(third.length).toBe(64 * 1024 + 1);
+  });
+});
+
+describe('the code file a manifest names, as the reading threads find it', () => {
+  it.each([
+    ['entry = "run.ts"', 'run.ts'],
+    ['entry="run.mjs"', 'run.mjs'],
+    [' \tentry \t= \t"run.js" \t', 'run.js'],
+    ['[executor]\nname = "x"\nentry = "tool.ts"\n[contract]', 'tool.ts'],
+    ['name = "x"', 'main.ts'],
+    ['', 'main.ts'],
+    ['#entry = "evil.ts"', 'main.ts'],
+    ['entryx = "evil.ts"', 'main.ts'],
+    ['entry = x"evil.ts"', 'main.ts'],
+    ['entry = "evil.ts"x', 'main.ts'],
+    ['entry = "evil.ts" # a comment', 'main.ts'],
+    ['entry = "../evil.ts"', 'main.ts'],
+    ['entry = "evil.json"', 'main.ts'],
+  ])('%j names %s', (text, name) => {
+    expect(entryFileOf(text)).toBe(name);
   });
 });
 

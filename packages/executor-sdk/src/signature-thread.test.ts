@@ -593,6 +593,15 @@ describe('the read lane', () => {
     } finally {
       await thread.close();
     }
+    // without a manifest named, the lane reads the fixed files only
+    const fixedOnly = createSignatureThread(dirs.length, [key], { lane: { dirs, files } })!;
+    try {
+      await fixedOnly.ready();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect([...fixedOnly.reached(0)!.keys()]).toEqual(files);
+    } finally {
+      await fixedOnly.close();
+    }
   });
 
   it('code files never push the fixed artefacts of later folders out of the lane', async () => {
@@ -667,6 +676,46 @@ describe('the read lane', () => {
       const { found, stats } = await verifyWith(codeLane(name, '{}'));
       expect(stats.readAhead).toBeGreaterThan(0);
       expect([name, found.every((reason) => reason === 'ok')]).toEqual([name, true]);
+    }
+  });
+
+  it('hands over a code file only under a name and bytes that lie inside the lane, never in place of a fixed one', async () => {
+    const key = await generateSigningKey();
+    const files = ['a', 'b', 'c', 'd'];
+    const dirs = Array.from({ length: 9 }, (_, index) => `/nowhere/${index}`);
+    // every folder's fixed files as in the test above; its code entry is [bytes at, length,
+    // identity at, length, name at, length]: 'CODE' at 12, 'run.ts' at 16, 'xyz' at the end
+    const body = `data.write('abcdefghijklCODErun.ts', 0, 'latin1'); data.write('xyz', data.length - 3, 'latin1');
+      const good = [[0, 2, 8, 1], [2, 2, 9, 1], [4, 2, 10, 1], [6, 2, 11, 1]];
+      const code = [[12, 4, 8, 1, 16, 6], [12, 4, 8, 1, -1, 6], [12, 4, 8, 1, 16, 0],
+        [12, 4, 8, 1, data.length - 3, 6], [12, 4, 8, 1, data.length - 3, 3], [12, 4, 8, 1, 0, 2],
+        [-1, 4, 8, 1, 16, 6], [12, 4, 8, 1, 0, 1], [0, 0, 0, 0, 0, 0]];
+      for (let i = 0; i < folders; i++) { good.forEach((e, f) => table.set(e, (i * files + f) * 4));
+        codes.set(code[i], i * 6); Atomics.store(states, i, 3); }
+      setInterval(() => {}, 1000);`;
+    const thread = createSignatureThread(dirs.length, [key], { program: lane(body), lane: { dirs, files } })!;
+    try {
+      await thread.ready();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const read = (index: number) =>
+        [...thread.reached(index)!].map(
+          ([file, { bytes, stamp }]) => `${file}=${bytes.toString('latin1')}/${stamp}`,
+        );
+      const whole = ['a=ab/i', 'b=cd/j', 'c=ef/k', 'd=gh/l'];
+      expect(read(0)).toEqual([...whole, 'run.ts=CODE/i']);
+      // a name outside the lane, empty, or running past its end: no code
+      for (const index of [1, 2, 3]) expect([index, read(index)]).toEqual([index, whole]);
+      // a name that ends where the lane ends, or starts where it starts
+      expect(read(4)).toEqual([...whole, 'xyz=CODE/i']);
+      expect(read(5)).toEqual([...whole, 'ab=CODE/i']);
+      // bytes outside the lane: no code under that name either
+      expect(read(6)).toEqual(whole);
+      // a fixed artefact's name: the fixed one stays
+      expect(read(7)).toEqual(whole);
+      // nothing read
+      expect(read(8)).toEqual(whole);
+    } finally {
+      await thread.close();
     }
   });
 

@@ -130,6 +130,7 @@ function readLane(lane: ReadLane) {
     /** Per folder and artefact: where its bytes start, their length, where its identity starts, its length. */
     table: new Int32Array(new SharedArrayBuffer(folders * lane.files.length * 4 * 4)),
     /** The position of the manifest in `files` (-1: none, and no code is read). */
+    // Stryker disable next-line ConditionalExpression: indexOf(undefined) is -1 as well
     manifestAt: lane.manifestFile === undefined ? -1 : lane.files.indexOf(lane.manifestFile),
     /** Per folder, the code file: as in `table`, then where its name starts and its length (0: not read). */
     codes: new Int32Array(new SharedArrayBuffer(folders * CODE_ENTRY * 4)),
@@ -140,11 +141,12 @@ function readLane(lane: ReadLane) {
   };
 }
 
-/** The latin1 text of `length` bytes of the lane from `at`, or undefined when empty or outside it. */
+/**
+ * The latin1 text of `length` bytes of the lane from `at`, or undefined when it starts or ends
+ * outside it ('' when `length` is not positive, which the caller refuses as well).
+ */
 function laneSpan(data: Buffer, at: number, length: number): string | undefined {
-  return at >= 0 && length > 0 && at + length <= data.length
-    ? data.toString('latin1', at, at + length)
-    : undefined;
+  return at >= 0 && at + length <= data.length ? data.toString('latin1', at, at + length) : undefined;
 }
 
 /**
