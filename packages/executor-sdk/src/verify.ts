@@ -884,9 +884,11 @@ export async function verifyExecutors(
           await new Promise(setImmediate);
           slice = performance.now();
         }
-        // Stryker disable next-line ConditionalExpression: once the helper is gone, next() hands back every folder it left, so the loop ends all the same; the break only stops asking sooner (a run sees a timeout or a survivor)
-      } else if (gone) break;
-      else gone = !(await worker.wait());
+        continue;
+      }
+      // Stryker disable next-line ConditionalExpression: once the helper is gone, next() hands back every folder it left, so the loop ends all the same; the break only stops asking sooner (a run sees a timeout or a survivor)
+      if (gone) break;
+      gone = !(await worker.wait());
     }
     helper.onHelpers?.(worker.stats());
     // anything the helper left neither delivered nor to be taken back is done here all the same
