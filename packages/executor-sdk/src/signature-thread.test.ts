@@ -426,6 +426,31 @@ describe('handing checks over', () => {
   });
 });
 
+/** The four artefacts every version folder has under a fixed name. */
+const FIXED_FILES = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
+
+/**
+ * Starts the real thread with a read lane over `dirs` (reading code when `manifestFile` is
+ * given), lets it read ahead, hands it to `use`, and ends it.
+ */
+async function withLane(
+  dirs: string[],
+  key: SigningKey,
+  manifestFile: string | undefined,
+  use: (thread: NonNullable<ReturnType<typeof createSignatureThread>>) => void,
+): Promise<void> {
+  const thread = createSignatureThread(dirs.length, [key], {
+    lane: { dirs, files: FIXED_FILES, manifestFile },
+  })!;
+  try {
+    await thread.ready();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    use(thread);
+  } finally {
+    await thread.close();
+  }
+}
+
 describe('the read lane', () => {
   /**
    * A thread program that plays the read lane with `body` (given `states`, `table` and `data`,
@@ -572,36 +597,23 @@ describe('the read lane', () => {
     const key = await generateSigningKey();
     const dirs = await catalogOf(6, key);
     await rm(join(dirs[3]!, 'main.ts'));
-    const files = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
-    const thread = createSignatureThread(dirs.length, [key], {
-      lane: { dirs, files, manifestFile: 'manifest.toml' },
-    })!;
-    try {
-      await thread.ready();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    await withLane(dirs, key, 'manifest.toml', (thread) => {
       for (const [index, dir] of dirs.entries()) {
         const artefacts = thread.reached(index)!;
         if (index === 3) {
-          expect([...artefacts.keys()]).toEqual(files);
+          expect([...artefacts.keys()]).toEqual(FIXED_FILES);
           continue;
         }
-        expect([...artefacts.keys()]).toEqual([...files, 'main.ts']);
+        expect([...artefacts.keys()]).toEqual([...FIXED_FILES, 'main.ts']);
         const code = readArtefactFile(join(dir, 'main.ts'));
         expect(artefacts.get('main.ts')).toEqual({ bytes: code.bytes, stamp: code.stamp });
       }
       expect(thread.stats().readAhead).toBe(dirs.length);
-    } finally {
-      await thread.close();
-    }
+    });
     // without a manifest named, the lane reads the fixed files only
-    const fixedOnly = createSignatureThread(dirs.length, [key], { lane: { dirs, files } })!;
-    try {
-      await fixedOnly.ready();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect([...fixedOnly.reached(0)!.keys()]).toEqual(files);
-    } finally {
-      await fixedOnly.close();
-    }
+    await withLane(dirs, key, undefined, (thread) => {
+      expect([...thread.reached(0)!.keys()]).toEqual(FIXED_FILES);
+    });
   });
 
   it('code files never push the fixed artefacts of later folders out of the lane', async () => {
@@ -616,21 +628,13 @@ describe('the read lane', () => {
         (await writeSignedExecutor({ root, name: `big_${String(index).padStart(2, '0')}`, key, code })).dir,
       );
     }
-    const files = ['manifest.toml', 'schema.json', 'profile.lock', 'manifest.sig'];
-    const thread = createSignatureThread(dirs.length, [key], {
-      lane: { dirs, files, manifestFile: 'manifest.toml' },
-    })!;
-    try {
-      await thread.ready();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    await withLane(dirs, key, 'manifest.toml', (thread) => {
       const delivered = dirs.map((_, index) => [...(thread.reached(index)?.keys() ?? [])]);
       // every folder's fixed artefacts came through the lane; code only while there was room
-      expect(delivered.every((names) => files.every((file) => names.includes(file)))).toBe(true);
+      expect(delivered.every((names) => FIXED_FILES.every((file) => names.includes(file)))).toBe(true);
       expect(delivered[0]).toContain('main.ts');
       expect(delivered.at(-1)).not.toContain('main.ts');
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   it('the code an executor keeps is its own copy of what was hashed, never a view of the lane', async () => {
